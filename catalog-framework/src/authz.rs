@@ -1,0 +1,184 @@
+//! CKAN's authorization model: roles, permissions on groups (with cascading), and dataset
+//! permission labels (spec/ckan-write-auth-legacy.md §7).
+
+use std::collections::{HashMap, HashSet};
+
+use crate::context::ActionContext;
+use crate::error::CkanResult;
+use crate::store_queries::{self as q, PackageRow};
+
+/// Whether a membership role grants a permission. `admin` grants everything.
+pub fn role_has(role: &str, perm: &str) -> bool {
+    match role {
+        "admin" => true,
+        "editor" => matches!(
+            perm,
+            "read" | "delete_dataset" | "create_dataset" | "update_dataset" | "manage_group"
+        ),
+        "member" => matches!(perm, "read" | "manage_group"),
+        _ => false,
+    }
+}
+
+/// Every group below `root` in the hierarchy (children, grandchildren …).
+fn descendants(edges: &[(String, String)], root: &str) -> Vec<String> {
+    let mut children: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (child, parent) in edges {
+        children
+            .entry(parent.as_str())
+            .or_default()
+            .push(child.as_str());
+    }
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let mut stack = vec![root];
+    while let Some(g) = stack.pop() {
+        for c in children.get(g).into_iter().flatten() {
+            if seen.insert(*c) {
+                out.push(c.to_string());
+                stack.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// The groups where a user holds a role granting `perm`, cascading roles applied: `group → role`.
+pub async fn groups_with_permission(
+    ctx: &mut ActionContext,
+    user_id: &str,
+    perm: &str,
+) -> CkanResult<HashMap<String, String>> {
+    let cascade = ctx
+        .config()
+        .catalog
+        .auth
+        .roles_that_cascade_to_sub_groups
+        .clone();
+    let conn = ctx.db().await?;
+    let memberships = q::user_memberships(conn, user_id).await?;
+    let mut out: HashMap<String, String> = HashMap::new();
+    let needs_edges = memberships
+        .iter()
+        .any(|(_, role)| cascade.contains(role) && role_has(role, perm));
+    let edges = if needs_edges {
+        q::hierarchy_edges(conn).await?
+    } else {
+        Vec::new()
+    };
+    for (gid, role) in memberships {
+        if !role_has(&role, perm) {
+            continue;
+        }
+        if cascade.contains(&role) {
+            for d in descendants(&edges, &gid) {
+                out.entry(d).or_insert_with(|| role.clone());
+            }
+        }
+        out.insert(gid, role);
+    }
+    Ok(out)
+}
+
+/// CKAN's `has_user_permission_for_group_or_org`.
+pub async fn has_permission(
+    ctx: &mut ActionContext,
+    group_id: &str,
+    perm: &str,
+) -> CkanResult<bool> {
+    if ctx.is_sysadmin() {
+        return Ok(true);
+    }
+    let Some(uid) = ctx.user_id().map(str::to_string) else {
+        return Ok(false);
+    };
+    Ok(groups_with_permission(ctx, &uid, perm)
+        .await?
+        .contains_key(group_id))
+}
+
+/// CKAN's `has_user_permission_for_some_org`.
+pub async fn has_permission_for_some_org(ctx: &mut ActionContext, perm: &str) -> CkanResult<bool> {
+    let Some(uid) = ctx.user_id().map(str::to_string) else {
+        return Ok(false);
+    };
+    let groups = groups_with_permission(ctx, &uid, perm).await?;
+    if groups.is_empty() {
+        return Ok(false);
+    }
+    let ids: Vec<String> = groups.into_keys().collect();
+    let rows = q::groups_by_ids(ctx.db().await?, &ids).await?;
+    Ok(rows
+        .iter()
+        .any(|g| g.is_organization && g.state == "active"))
+}
+
+/// The labels of a dataset (CKAN's `DefaultPermissionLabels`).
+pub fn dataset_labels(pkg: &PackageRow, collaborators: bool) -> Vec<String> {
+    if pkg.state == "active" && !pkg.private {
+        return vec!["public".into()];
+    }
+    let mut labels = Vec::new();
+    if collaborators {
+        labels.push(format!("collaborator-{}", pkg.id));
+    }
+    match &pkg.owner_org {
+        Some(org) => labels.push(format!("member-{org}")),
+        None => labels.push(format!(
+            "creator-{}",
+            pkg.creator_user_id.clone().unwrap_or_default()
+        )),
+    }
+    labels
+}
+
+/// The labels of the caller.
+pub async fn user_labels(ctx: &mut ActionContext) -> CkanResult<Vec<String>> {
+    let mut labels = vec!["public".to_string()];
+    let Some(uid) = ctx.user_id().map(str::to_string) else {
+        return Ok(labels);
+    };
+    labels.push(format!("creator-{uid}"));
+    for org in groups_with_permission(ctx, &uid, "read").await?.into_keys() {
+        labels.push(format!("member-{org}"));
+    }
+    if ctx.config().catalog.auth.allow_dataset_collaborators {
+        for (pkg, _) in q::user_collaborations(ctx.db().await?, &uid).await? {
+            labels.push(format!("collaborator-{pkg}"));
+        }
+    }
+    Ok(labels)
+}
+
+/// Whether the caller may read a dataset (labels intersect; sysadmins always).
+pub async fn can_read_package(ctx: &mut ActionContext, pkg: &PackageRow) -> CkanResult<bool> {
+    if ctx.is_sysadmin() {
+        return Ok(true);
+    }
+    let ds = dataset_labels(pkg, ctx.config().catalog.auth.allow_dataset_collaborators);
+    if ds.iter().any(|l| l == "public") {
+        return Ok(true);
+    }
+    let mine = user_labels(ctx).await?;
+    Ok(ds.iter().any(|l| mine.contains(l)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_and_cascade() {
+        assert!(role_has("admin", "anything"));
+        assert!(role_has("editor", "update_dataset"));
+        assert!(!role_has("member", "update_dataset"));
+        assert!(!role_has("public", "read"));
+        let edges = vec![
+            ("child".to_string(), "root".to_string()),
+            ("grand".to_string(), "child".to_string()),
+        ];
+        let mut d = descendants(&edges, "root");
+        d.sort();
+        assert_eq!(d, vec!["child", "grand"]);
+    }
+}

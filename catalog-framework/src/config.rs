@@ -1,0 +1,187 @@
+//! Configuration: built-in defaults < a TOML file < environment variables.
+//!
+//! Keys are written with the seeds' dotted names (`catalog.auth.allow_dataset_collaborators`).
+//! In TOML a dotted key is a nested table, so both `catalog.site_url = "…"` and a `[catalog]`
+//! table work. Environment variables map by replacing each `.` with `__` and upper-casing:
+//! `CATALOG__AUTH__ALLOW_DATASET_COLLABORATORS=true`.
+
+use std::path::Path;
+
+use figment::providers::{Env, Format, Serialized, Toml};
+use figment::Figment;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct Config {
+    pub catalog: CatalogConfig,
+    pub catalogext: CatalogExtConfig,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CatalogConfig {
+    pub site_url: String,
+    pub site_title: String,
+    pub site_description: String,
+    pub site_id: String,
+    pub locale_default: String,
+    pub email_to: Option<String>,
+    pub hide_version: bool,
+    pub auth: AuthConfig,
+    pub search: SearchConfig,
+    pub group_and_organization_list_max: i64,
+    pub group_and_organization_list_all_fields_max: i64,
+    pub extra_resource_fields: Vec<String>,
+    /// Largest accepted request body, in bytes (uploads included).
+    pub max_request_bytes: usize,
+    /// Longest accepted string value of any dataset, group or user field, in characters.
+    pub max_field_chars: usize,
+}
+
+impl Default for CatalogConfig {
+    fn default() -> Self {
+        CatalogConfig {
+            site_url: "http://127.0.0.1:5000".into(),
+            site_title: "Catalog".into(),
+            site_description: String::new(),
+            site_id: "default".into(),
+            locale_default: "en".into(),
+            email_to: None,
+            hide_version: false,
+            auth: AuthConfig::default(),
+            search: SearchConfig::default(),
+            group_and_organization_list_max: 1000,
+            group_and_organization_list_all_fields_max: 25,
+            extra_resource_fields: Vec::new(),
+            max_request_bytes: 100 * 1024 * 1024,
+            max_field_chars: 100_000,
+        }
+    }
+}
+
+/// The `catalog.auth.*` options, with CKAN master's defaults (spec/ckan-write-auth-legacy.md §7.3).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AuthConfig {
+    pub anon_create_dataset: bool,
+    pub create_unowned_dataset: bool,
+    pub create_dataset_if_not_in_organization: bool,
+    pub user_create_groups: bool,
+    pub user_create_organizations: bool,
+    pub user_delete_groups: bool,
+    pub user_delete_organizations: bool,
+    pub create_user_via_api: bool,
+    pub create_user_via_web: bool,
+    pub roles_that_cascade_to_sub_groups: Vec<String>,
+    pub public_user_details: bool,
+    pub public_activity_stream_detail: bool,
+    pub allow_dataset_collaborators: bool,
+    pub allow_admin_collaborators: bool,
+    pub allow_collaborators_to_change_owner_org: bool,
+    pub create_default_api_keys: bool,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        AuthConfig {
+            anon_create_dataset: false,
+            create_unowned_dataset: false,
+            create_dataset_if_not_in_organization: true,
+            user_create_groups: true,
+            user_create_organizations: false,
+            user_delete_groups: true,
+            user_delete_organizations: true,
+            create_user_via_api: false,
+            create_user_via_web: false,
+            roles_that_cascade_to_sub_groups: vec!["admin".into()],
+            public_user_details: true,
+            public_activity_stream_detail: false,
+            allow_dataset_collaborators: false,
+            allow_admin_collaborators: false,
+            allow_collaborators_to_change_owner_org: false,
+            create_default_api_keys: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SearchConfig {
+    pub rows_max: i64,
+    pub remove_deleted_packages: bool,
+    pub default_package_sort: String,
+    pub facets_limit: i64,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig {
+            rows_max: 1000,
+            remove_deleted_packages: true,
+            default_package_sort: "score desc, metadata_modified desc".into(),
+            facets_limit: 50,
+        }
+    }
+}
+
+/// `catalogext.*`: options of extensions, kept as free-form values until their plugin reads them.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct CatalogExtConfig {
+    #[serde(flatten)]
+    pub values: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Config {
+    /// Loads defaults, then the TOML file (if given), then `CATALOG__*` / `CATALOGEXT__*` variables.
+    pub fn load(file: Option<&Path>) -> Result<Config, figment::Error> {
+        Self::figment(file).extract()
+    }
+
+    pub fn figment(file: Option<&Path>) -> Figment {
+        let mut fig = Figment::from(Serialized::defaults(Config::default()));
+        if let Some(f) = file {
+            fig = fig.merge(Toml::file_exact(f));
+        }
+        fig.merge(
+            Env::raw()
+                .filter(|k| {
+                    let k = k.as_str().to_ascii_uppercase();
+                    k.starts_with("CATALOG__") || k.starts_with("CATALOGEXT__")
+                })
+                .split("__")
+                .lowercase(true),
+        )
+    }
+
+    /// `site_url` without a trailing slash.
+    pub fn site_url(&self) -> &str {
+        self.catalog.site_url.trim_end_matches('/')
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_dotted_keys_override_defaults_and_env_overrides_toml() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("catalog.toml");
+        std::fs::write(
+            &file,
+            "catalog.auth.allow_dataset_collaborators = true\ncatalog.site_title = \"From file\"\n",
+        )
+        .unwrap();
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("CATALOG__SITE_TITLE", "From env");
+            let c = Config::load(Some(&file))?;
+            assert!(c.catalog.auth.allow_dataset_collaborators);
+            assert_eq!(c.catalog.site_title, "From env");
+            assert!(!c.catalog.auth.create_unowned_dataset);
+            assert_eq!(c.catalog.search.rows_max, 1000);
+            Ok(())
+        });
+    }
+}

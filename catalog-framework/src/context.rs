@@ -1,0 +1,167 @@
+//! The application and the context one action call runs in.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::Value;
+use sqlx::AnyConnection;
+
+use crate::config::Config;
+use crate::error::{internal, not_authorized, not_found, CkanError, CkanResult};
+use crate::registry::{Params, Registry};
+use crate::store::{Db, Store};
+
+/// Everything shared by all requests: config, store, frozen registry, data directory.
+pub struct App {
+    pub config: Config,
+    pub store: Store,
+    pub registry: Registry,
+    pub data_dir: PathBuf,
+}
+
+/// What axum handlers and plugin routes receive as state.
+pub type AppState = Arc<App>;
+
+/// The authenticated caller.
+#[derive(Debug, Clone)]
+pub struct Principal {
+    pub id: String,
+    pub name: String,
+    pub sysadmin: bool,
+    pub state: String,
+}
+
+/// A file sent in a multipart body.
+#[derive(Debug, Clone)]
+pub struct Upload {
+    pub field: String,
+    pub filename: String,
+    pub content_type: Option<String>,
+    pub bytes: bytes::Bytes,
+}
+
+/// One top-level action call and the actions it calls in turn: one caller, one transaction.
+pub struct ActionContext {
+    pub app: AppState,
+    pub user: Option<Principal>,
+    /// CKAN's `ignore_auth`: set only by internal callers, never from HTTP.
+    pub ignore_auth: bool,
+    pub uploads: Vec<Upload>,
+    /// True once a write action ran: the call then needs a transaction.
+    write: bool,
+    db: Db,
+    _write_guard: Option<tokio::sync::OwnedMutexGuard<()>>,
+}
+
+impl ActionContext {
+    pub fn new(app: AppState, user: Option<Principal>) -> ActionContext {
+        ActionContext {
+            app,
+            user,
+            ignore_auth: false,
+            uploads: Vec::new(),
+            write: false,
+            db: Db::None,
+            _write_guard: None,
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.app.config
+    }
+
+    pub fn is_sysadmin(&self) -> bool {
+        self.user.as_ref().is_some_and(|u| u.sysadmin)
+    }
+
+    pub fn user_id(&self) -> Option<&str> {
+        self.user.as_ref().map(|u| u.id.as_str())
+    }
+
+    /// The caller's name, `""` for anonymous (as in CKAN's messages).
+    pub fn user_name(&self) -> &str {
+        self.user.as_ref().map(|u| u.name.as_str()).unwrap_or("")
+    }
+
+    /// The connection of this call: a transaction if the call writes.
+    pub async fn db(&mut self) -> CkanResult<&mut AnyConnection> {
+        let write = self.write;
+        self.db
+            .get(&self.app.store, write)
+            .await
+            .map_err(CkanError::from)
+    }
+
+    /// Marks the call as writing before its first query, so it runs in one transaction and,
+    /// on SQLite, behind the single-writer lock.
+    async fn begin_write(&mut self) {
+        if !self.write {
+            self.write = true;
+            if self._write_guard.is_none() {
+                self._write_guard = self.app.store.lock_writes().await;
+            }
+        }
+    }
+
+    /// CKAN's `check_access`: ignore_auth, deleted users, the sysadmin bypass, anonymous access,
+    /// then the registered auth function. An action without one is sysadmin-only.
+    pub async fn check_access(&mut self, action: &str, data: &Params) -> CkanResult<()> {
+        if self.ignore_auth {
+            return Ok(());
+        }
+        if let Some(u) = &self.user {
+            if u.state == "deleted" {
+                return Err(not_authorized(format!(
+                    "User {} not authorized to {action}",
+                    u.name
+                )));
+            }
+            if u.sysadmin {
+                return Ok(());
+            }
+        }
+        let registry_auth = self.app.registry.auth(action).cloned();
+        let Some(auth) = registry_auth else {
+            return Err(not_authorized(format!(
+                "User {} not authorized to {action}",
+                self.user_name()
+            )));
+        };
+        if self.user.is_none() && !auth.allow_anonymous() {
+            return Err(not_authorized(format!(
+                "Action {action} requires an authenticated user"
+            )));
+        }
+        auth.check(self, data).await
+    }
+
+    /// Calls another action in this context (same caller, same transaction).
+    pub async fn call(&mut self, action: &str, params: Params) -> CkanResult<Value> {
+        let act = self
+            .app
+            .registry
+            .action(action)
+            .cloned()
+            .ok_or_else(|| not_found("Action function not found"))?;
+        if !act.side_effect_free() {
+            self.begin_write().await;
+        }
+        act.run(self, params).await
+    }
+
+    /// Runs a top-level action call and commits its transaction when it succeeds.
+    pub async fn run_top(mut self, action: &str, params: Params) -> CkanResult<Value> {
+        let result = self.call(action, params).await;
+        match result {
+            Ok(v) => {
+                let db = std::mem::take(&mut self.db);
+                db.commit()
+                    .await
+                    .map_err(|e| internal(format!("commit: {e}")))?;
+                Ok(v)
+            }
+            // Dropping an uncommitted transaction rolls it back: nothing of a failed call stays.
+            Err(e) => Err(e),
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! One error type for every action, and one table from its kind to CKAN's `__type` and HTTP status.
+
+use axum::http::StatusCode;
+use serde_json::{json, Map, Value};
+
+/// The kinds of failure CKAN's Action API distinguishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    Validation,
+    Authorization,
+    NotFound,
+    Integrity,
+    SearchQuery,
+    Search,
+    SearchIndex,
+    Internal,
+}
+
+impl ErrorKind {
+    /// The single table: kind → (`__type`, HTTP status).
+    pub const fn ckan_type_and_status(self) -> (&'static str, StatusCode) {
+        match self {
+            ErrorKind::Validation => ("Validation Error", StatusCode::CONFLICT),
+            ErrorKind::Authorization => ("Authorization Error", StatusCode::FORBIDDEN),
+            ErrorKind::NotFound => ("Not Found Error", StatusCode::NOT_FOUND),
+            ErrorKind::Integrity => ("Integrity Error", StatusCode::BAD_REQUEST),
+            ErrorKind::SearchQuery => ("Search Query Error", StatusCode::BAD_REQUEST),
+            ErrorKind::Search => ("Search Error", StatusCode::CONFLICT),
+            ErrorKind::SearchIndex => ("Search Index Error", StatusCode::INTERNAL_SERVER_ERROR),
+            ErrorKind::Internal => ("Internal Server Error", StatusCode::INTERNAL_SERVER_ERROR),
+        }
+    }
+}
+
+/// An action failure. Build it with the constructor functions ([`validation`], [`not_found`] …).
+#[derive(Debug, Clone)]
+pub struct CkanError {
+    pub kind: ErrorKind,
+    /// For validation errors: the field → messages dict. For the others: `{"message": …}`.
+    pub body: Map<String, Value>,
+}
+
+impl std::fmt::Display for CkanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}: {}", self.kind, Value::Object(self.body.clone()))
+    }
+}
+
+impl std::error::Error for CkanError {}
+
+pub type CkanResult<T> = Result<T, CkanError>;
+
+fn with_message(kind: ErrorKind, message: String) -> CkanError {
+    let mut body = Map::new();
+    body.insert("message".into(), Value::String(message));
+    CkanError { kind, body }
+}
+
+/// `Not Found Error` with the message `Not found` or `Not found: <msg>`.
+pub fn not_found(msg: impl Into<String>) -> CkanError {
+    let msg = msg.into();
+    let message = if msg.is_empty() {
+        "Not found".to_string()
+    } else {
+        format!("Not found: {msg}")
+    };
+    with_message(ErrorKind::NotFound, message)
+}
+
+/// `Authorization Error` with the message `Access denied` or `Access denied: <msg>`.
+pub fn not_authorized(msg: impl Into<String>) -> CkanError {
+    let msg = msg.into();
+    let message = if msg.is_empty() {
+        "Access denied".to_string()
+    } else {
+        format!("Access denied: {msg}")
+    };
+    with_message(ErrorKind::Authorization, message)
+}
+
+/// A `Validation Error` whose dict holds only `message`.
+pub fn validation_message(msg: impl Into<String>) -> CkanError {
+    with_message(ErrorKind::Validation, msg.into())
+}
+
+/// A `Validation Error` built field by field: `validation().field("name", "Missing value")`.
+pub fn validation() -> ValidationBuilder {
+    ValidationBuilder::default()
+}
+
+/// `{field: ["Missing value"]}`: what CKAN's `get_or_bust` raises.
+pub fn missing(field: &str) -> CkanError {
+    validation().field(field, "Missing value").build()
+}
+
+pub fn search_query_error(msg: impl Into<String>) -> CkanError {
+    with_message(
+        ErrorKind::SearchQuery,
+        format!("Search Query is invalid: {}", msg.into()),
+    )
+}
+
+pub fn search_error(msg: impl Into<String>) -> CkanError {
+    with_message(ErrorKind::Search, format!("Search error: {}", msg.into()))
+}
+
+pub fn integrity(msg: impl Into<String>, data: Value) -> CkanError {
+    let mut e = with_message(ErrorKind::Integrity, msg.into());
+    e.body.insert("data".into(), data);
+    e
+}
+
+/// A 500 whose details are logged here and never sent to the client.
+pub fn internal(detail: impl std::fmt::Display) -> CkanError {
+    tracing::error!(error = %detail, "internal error");
+    with_message(ErrorKind::Internal, "Internal Server Error".into())
+}
+
+impl From<sqlx::Error> for CkanError {
+    fn from(e: sqlx::Error) -> Self {
+        internal(format!("database: {e}"))
+    }
+}
+
+impl From<serde_json::Error> for CkanError {
+    fn from(e: serde_json::Error) -> Self {
+        internal(format!("json: {e}"))
+    }
+}
+
+#[derive(Default, Debug)]
+pub struct ValidationBuilder {
+    errors: Map<String, Value>,
+}
+
+impl ValidationBuilder {
+    /// Adds a message to a field's list.
+    pub fn field(mut self, field: &str, msg: impl Into<String>) -> Self {
+        self.push(field, msg);
+        self
+    }
+
+    pub fn push(&mut self, field: &str, msg: impl Into<String>) {
+        let entry = self
+            .errors
+            .entry(field.to_string())
+            .or_insert_with(|| json!([]));
+        if let Value::Array(a) = entry {
+            a.push(Value::String(msg.into()));
+        }
+    }
+
+    /// Sets a field's error to an arbitrary value (nested resource errors, plain strings).
+    pub fn set(&mut self, field: &str, value: Value) {
+        self.errors.insert(field.to_string(), value);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.errors.is_empty()
+    }
+
+    pub fn build(self) -> CkanError {
+        CkanError {
+            kind: ErrorKind::Validation,
+            body: self.errors,
+        }
+    }
+
+    /// `Ok(())` when no field failed, else the error.
+    pub fn finish(self) -> CkanResult<()> {
+        if self.is_empty() {
+            Ok(())
+        } else {
+            Err(self.build())
+        }
+    }
+}
+
+impl CkanError {
+    /// The `error` object of the envelope: the body plus `__type`.
+    pub fn to_error_object(&self) -> Value {
+        let (ty, _) = self.kind.ckan_type_and_status();
+        let mut obj = self.body.clone();
+        obj.insert("__type".into(), Value::String(ty.into()));
+        Value::Object(obj)
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.kind.ckan_type_and_status().1
+    }
+
+    pub fn message(&self) -> Option<&str> {
+        self.body.get("message").and_then(Value::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_maps_to_ckans_type_and_status() {
+        let e = validation().field("name", "Missing value").build();
+        assert_eq!(e.status(), StatusCode::CONFLICT);
+        assert_eq!(
+            e.to_error_object(),
+            json!({"name": ["Missing value"], "__type": "Validation Error"})
+        );
+        assert_eq!(not_found("").message(), Some("Not found"));
+        assert_eq!(not_authorized("x").message(), Some("Access denied: x"));
+        assert_eq!(not_authorized("x").status(), StatusCode::FORBIDDEN);
+        assert_eq!(
+            internal("secret detail").message(),
+            Some("Internal Server Error")
+        );
+    }
+}

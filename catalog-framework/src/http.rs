@@ -1,0 +1,358 @@
+//! The HTTP layer: decode the request, find the action, call it, wrap the result in CKAN's
+//! envelope. Handlers stay thin; the error table lives in [`crate::error`].
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{FromRequest, Path, Request, State};
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use serde_json::{json, Map, Value};
+
+use crate::context::{ActionContext, AppState, Principal, Upload};
+use crate::error::CkanError;
+use crate::registry::Params;
+
+const JSON_TYPE: &str = "application/json;charset=utf-8";
+
+/// The full router: the Action API, `/api` version probes, and every plugin's routes.
+pub fn router(app: AppState) -> Router {
+    let mut r: Router<AppState> = Router::new()
+        .route(
+            "/api/3/action/{name}",
+            get(action_handler).post(action_handler),
+        )
+        .route(
+            "/api/action/{name}",
+            get(action_handler).post(action_handler),
+        )
+        .route(
+            "/api",
+            get(|| async { json_response(StatusCode::OK, &json!({"version": 1})) }),
+        )
+        .route(
+            "/api/",
+            get(|| async { json_response(StatusCode::OK, &json!({"version": 1})) }),
+        )
+        .route("/api/{version}", get(api_version))
+        .route("/api/{version}/", get(api_version));
+    for extra in app.registry.routes() {
+        r = r.merge(extra.clone());
+    }
+    r.with_state(app)
+}
+
+async fn api_version(Path(version): Path<String>) -> Response {
+    match version.as_str() {
+        "1" | "2" | "3" => json_response(
+            StatusCode::OK,
+            &json!({"version": version.parse::<u8>().unwrap_or(3)}),
+        ),
+        _ => bare_error(StatusCode::NOT_FOUND, "Not found"),
+    }
+}
+
+pub fn json_response(status: StatusCode, v: &Value) -> Response {
+    let body = serde_json::to_vec(v).unwrap_or_default();
+    (status, [(header::CONTENT_TYPE, JSON_TYPE)], body).into_response()
+}
+
+/// CKAN's answer to a request it cannot even decode: a bare JSON string, no envelope.
+pub fn bare_error(status: StatusCode, msg: &str) -> Response {
+    json_response(status, &Value::String(msg.to_string()))
+}
+
+fn help_url(app: &AppState, name: &str) -> String {
+    format!(
+        "{}/api/3/action/help_show?name={name}",
+        app.config.site_url()
+    )
+}
+
+/// The envelope `{help, success, result}` or `{help, error, success}` with CKAN's status.
+pub fn envelope(
+    app: &AppState,
+    name: &str,
+    result: Result<Value, CkanError>,
+) -> (StatusCode, Value) {
+    let mut m = Map::new();
+    m.insert("help".into(), Value::String(help_url(app, name)));
+    match result {
+        Ok(v) => {
+            m.insert("success".into(), Value::Bool(true));
+            m.insert("result".into(), v);
+            (StatusCode::OK, Value::Object(m))
+        }
+        Err(e) => {
+            m.insert("error".into(), e.to_error_object());
+            m.insert("success".into(), Value::Bool(false));
+            (e.status(), Value::Object(m))
+        }
+    }
+}
+
+/// Query string → params: a key seen once maps to its string, a repeated key to a list.
+pub fn query_to_params(q: &str) -> Params {
+    let mut m = Params::new();
+    for (k, v) in form_urlencoded::parse(q.as_bytes()) {
+        let v = Value::String(v.into_owned());
+        match m.get_mut(k.as_ref()) {
+            Some(Value::Array(a)) => a.push(v),
+            Some(existing) => {
+                let first = existing.take();
+                *existing = Value::Array(vec![first, v]);
+            }
+            None => {
+                m.insert(k.into_owned(), v);
+            }
+        }
+    }
+    m
+}
+
+/// Request-decoding failures, answered as CKAN does: 400 with a bare string.
+#[derive(Debug)]
+struct BadRequest(StatusCode, String);
+
+impl BadRequest {
+    fn json(msg: impl std::fmt::Display) -> BadRequest {
+        BadRequest(
+            StatusCode::BAD_REQUEST,
+            format!("Bad request: JSON Error: {msg}"),
+        )
+    }
+}
+
+fn json_body_to_params(body: &[u8]) -> Result<Params, BadRequest> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Params::new());
+    }
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| BadRequest::json(format!("Error decoding JSON data. Error: {e}")))?;
+    match v {
+        Value::Object(m) => Ok(m),
+        other => Err(BadRequest::json(format!(
+            "Request data JSON decoded to {other} but it needs to be a dictionary."
+        ))),
+    }
+}
+
+/// Form fields: the legacy `curl -d '{"a":1}'` shape (one field whose value is "" or "1" and
+/// whose name is JSON) or ordinary fields.
+fn form_to_params(fields: Vec<(String, String)>) -> Result<Params, BadRequest> {
+    if let [(name, value)] = fields.as_slice() {
+        if (value.is_empty() || value == "1") && name.trim_start().starts_with('{') {
+            return json_body_to_params(name.as_bytes());
+        }
+    }
+    let mut m = Params::new();
+    for (k, v) in fields {
+        let v = Value::String(v);
+        match m.get_mut(&k) {
+            Some(Value::Array(a)) => a.push(v),
+            Some(existing) => {
+                let first = existing.take();
+                *existing = Value::Array(vec![first, v]);
+            }
+            None => {
+                m.insert(k, v);
+            }
+        }
+    }
+    Ok(m)
+}
+
+fn content_type(headers: &HeaderMap) -> String {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+async fn decode_request(
+    app: &AppState,
+    side_effect_free: bool,
+    req: Request,
+) -> Result<(Params, Vec<Upload>), BadRequest> {
+    let method = req.method().clone();
+    let query = req.uri().query().unwrap_or("").to_string();
+    let ctype = content_type(req.headers());
+    let limit = app.config.catalog.max_request_bytes;
+    let too_large = || {
+        BadRequest(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "Bad request: request body too large".into(),
+        )
+    };
+
+    if ctype.starts_with("multipart/form-data") {
+        let mut mp = axum::extract::Multipart::from_request(req, app)
+            .await
+            .map_err(|e| BadRequest(StatusCode::BAD_REQUEST, format!("Bad request: {e}")))?;
+        let mut fields = Vec::new();
+        let mut uploads = Vec::new();
+        let mut total = 0usize;
+        while let Some(field) = mp
+            .next_field()
+            .await
+            .map_err(|e| BadRequest(StatusCode::BAD_REQUEST, format!("Bad request: {e}")))?
+        {
+            let name = field.name().unwrap_or("").to_string();
+            let filename = field.file_name().map(str::to_string);
+            let ctype = field.content_type().map(str::to_string);
+            let bytes = field.bytes().await.map_err(|_| too_large())?;
+            total += bytes.len();
+            if total > limit {
+                return Err(too_large());
+            }
+            match filename {
+                Some(filename) => {
+                    fields.push((name.clone(), filename.clone()));
+                    uploads.push(Upload {
+                        field: name,
+                        filename,
+                        content_type: ctype,
+                        bytes,
+                    });
+                }
+                None => fields.push((name, String::from_utf8_lossy(&bytes).into_owned())),
+            }
+        }
+        return Ok((form_to_params(fields)?, uploads));
+    }
+
+    let body = axum::body::to_bytes(req.into_body(), limit)
+        .await
+        .map_err(|_| too_large())?;
+    if ctype.starts_with("application/x-www-form-urlencoded") && method == Method::POST {
+        let fields = form_urlencoded::parse(&body)
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        return Ok((form_to_params(fields)?, Vec::new()));
+    }
+    if side_effect_free && !query.is_empty() {
+        return Ok((query_to_params(&query), Vec::new()));
+    }
+    Ok((json_body_to_params(&body)?, Vec::new()))
+}
+
+const TOKEN_HEADERS: [&str; 3] = ["authorization", "x-catalog-api-key", "x-ckan-api-key"];
+
+/// The caller named by an API token header; an unknown token means anonymous, as in CKAN.
+pub async fn identify(app: &AppState, headers: &HeaderMap) -> Option<Principal> {
+    let raw = TOKEN_HEADERS
+        .iter()
+        .find_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()))?;
+    let token = raw.trim();
+    let token = token.strip_prefix("Bearer ").unwrap_or(token).trim();
+    if token.is_empty() {
+        return None;
+    }
+    crate::store_queries::principal_for_token(&app.store, token)
+        .await
+        .ok()
+        .flatten()
+}
+
+async fn action_handler(
+    State(app): State<AppState>,
+    Path(name): Path<String>,
+    req: Request,
+) -> Response {
+    let Some(action) = app.registry.action(&name).cloned() else {
+        return bare_error(
+            StatusCode::BAD_REQUEST,
+            &format!("Bad request: Action name not known: {name}"),
+        );
+    };
+    let is_get = req.method() == Method::GET;
+    if is_get && !action.side_effect_free() {
+        return bare_error(
+            StatusCode::BAD_REQUEST,
+            "Bad request: JSON Error: Invalid request. Please use POST method for your request",
+        );
+    }
+    let callback = if is_get {
+        req.uri().query().and_then(|q| {
+            query_to_params(q)
+                .get("callback")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+    } else {
+        None
+    };
+    let headers = req.headers().clone();
+    let (mut params, uploads) = match decode_request(&app, action.side_effect_free(), req).await {
+        Ok(x) => x,
+        Err(BadRequest(status, msg)) => return bare_error(status, &msg),
+    };
+    // JSONP (and any `callback` in the data) runs as anonymous, as CKAN does.
+    let anonymous = params.remove("callback").is_some();
+    let user = if anonymous {
+        None
+    } else {
+        identify(&app, &headers).await
+    };
+    let mut ctx = ActionContext::new(app.clone(), user);
+    ctx.uploads = uploads;
+    let result = ctx.run_top(&name, params).await;
+    let (status, body) = envelope(&app, &name, result);
+    match callback {
+        Some(cb) if status == StatusCode::OK => {
+            let body = format!("{}({});", html_escape(&cb), body);
+            (
+                status,
+                [(header::CONTENT_TYPE, "application/javascript;charset=utf-8")],
+                body,
+            )
+                .into_response()
+        }
+        _ => json_response(status, &body),
+    }
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#x27;")
+}
+
+/// Serves the router on a bound listener until the process ends.
+pub async fn serve(app: AppState, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+    let router = router(app);
+    axum::serve(listener, router).await
+}
+
+/// Body type alias for plugin routes.
+pub type ResponseBody = Body;
+
+/// Shared state for tests and embedders.
+pub type SharedApp = Arc<crate::context::App>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_query_keys_become_lists() {
+        let p = query_to_params("a=1&b=x&a=2&q=a%2Bb");
+        assert_eq!(p["a"], json!(["1", "2"]));
+        assert_eq!(p["b"], json!("x"));
+        assert_eq!(p["q"], json!("a+b"));
+    }
+
+    #[test]
+    fn bodies_decode_like_ckan() {
+        assert!(json_body_to_params(b"").unwrap().is_empty());
+        assert!(json_body_to_params(b"[1]").is_err());
+        assert!(json_body_to_params(b"{bad").is_err());
+        let legacy = form_to_params(vec![("{\"a\": 1}".into(), "1".into())]).unwrap();
+        assert_eq!(legacy["a"], json!(1));
+    }
+}

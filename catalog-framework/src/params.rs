@@ -1,0 +1,151 @@
+//! Reading action parameters with CKAN's coercions and messages.
+
+use serde_json::Value;
+
+use crate::error::{validation, validation_message, CkanResult};
+use crate::registry::Params;
+
+/// A string parameter; numbers and booleans are accepted as their text (GET sends strings).
+pub fn opt_str(p: &Params, key: &str) -> Option<String> {
+    match p.get(key)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(if *b { "True".into() } else { "False".into() }),
+        _ => None,
+    }
+}
+
+/// A required id-like parameter: missing or empty gives `{key: ["Missing value"]}`; a value that
+/// is not a string gives a validation error rather than a crash.
+pub fn req_str(p: &Params, key: &str) -> CkanResult<String> {
+    match p.get(key) {
+        None | Some(Value::Null) => Err(crate::error::missing(key)),
+        Some(Value::String(s)) if s.trim().is_empty() => Err(crate::error::missing(key)),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Number(n)) => Ok(n.to_string()),
+        Some(_) => Err(validation().field(key, "Must be a string").build()),
+    }
+}
+
+/// CKAN's `asbool`: true/yes/on/y/t/1 and false/no/off/n/f/0; anything else is a validation error
+/// (CKAN answers 500 there).
+pub fn bool_param(p: &Params, key: &str, default: bool) -> CkanResult<bool> {
+    match p.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(Value::Number(n)) => Ok(n.as_f64().is_some_and(|f| f != 0.0)),
+        Some(Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "yes" | "on" | "y" | "t" | "1" => Ok(true),
+            "false" | "no" | "off" | "n" | "f" | "0" | "" => Ok(false),
+            _ => Err(validation_message("Parameter is not an bool")),
+        },
+        Some(_) => Err(validation_message("Parameter is not an bool")),
+    }
+}
+
+/// CKAN's `boolean_validator`: never fails; true for true/yes/t/y/1 and non-zero numbers.
+pub fn truthy(v: Option<&Value>) -> bool {
+    match v {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
+        Some(Value::String(s)) => matches!(
+            s.trim().to_ascii_lowercase().as_str(),
+            "true" | "yes" | "t" | "y" | "1"
+        ),
+        _ => false,
+    }
+}
+
+fn int_value(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64)),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// An integer ≥ 0 (`Must be a natural number`; `Invalid integer` when not a number at all).
+pub fn natural(p: &Params, key: &str) -> CkanResult<Option<i64>> {
+    match p.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.is_empty() => Ok(None),
+        Some(v) => match int_value(v) {
+            None => Err(validation().field(key, "Invalid integer").build()),
+            Some(n) if n < 0 => Err(validation().field(key, "Must be a natural number").build()),
+            Some(n) => Ok(Some(n)),
+        },
+    }
+}
+
+/// An integer > 0 (`Must be a positive integer`).
+pub fn positive(p: &Params, key: &str) -> CkanResult<Option<i64>> {
+    match natural(p, key) {
+        Ok(Some(0)) => Err(validation()
+            .field(key, "Must be a positive integer")
+            .build()),
+        Err(e)
+            if e.body
+                .get(key)
+                .is_some_and(|m| m[0] == "Must be a natural number") =>
+        {
+            Err(validation()
+                .field(key, "Must be a positive integer")
+                .build())
+        }
+        other => other,
+    }
+}
+
+/// A list of strings: a JSON list, a repeated GET parameter, or a single string (one item).
+pub fn str_list(p: &Params, key: &str) -> CkanResult<Option<Vec<String>>> {
+    match p.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(vec![s.clone()])),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => Ok(s.clone()),
+                Value::Number(n) => Ok(n.to_string()),
+                _ => Err(validation().field(key, "Must be a list of strings").build()),
+            })
+            .collect::<CkanResult<Vec<_>>>()
+            .map(Some),
+        Some(_) => Err(validation().field(key, "Not a list").build()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn p(v: Value) -> Params {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn coercions_follow_ckan() {
+        let params = p(json!({"a": "yes", "b": "maybe", "n": "-1", "x": "abc", "l": "5", "z": 0}));
+        assert!(bool_param(&params, "a", false).unwrap());
+        assert!(bool_param(&params, "b", false).is_err());
+        assert_eq!(natural(&params, "l").unwrap(), Some(5));
+        assert_eq!(
+            natural(&params, "n").unwrap_err().body["n"][0],
+            "Must be a natural number"
+        );
+        assert_eq!(
+            natural(&params, "x").unwrap_err().body["x"][0],
+            "Invalid integer"
+        );
+        assert_eq!(
+            positive(&params, "z").unwrap_err().body["z"][0],
+            "Must be a positive integer"
+        );
+        assert_eq!(
+            req_str(&params, "missing").unwrap_err().body["missing"][0],
+            "Missing value"
+        );
+    }
+}

@@ -1,0 +1,162 @@
+//! The relational store: one sqlx `Any` pool over SQLite (embedded default) or PostgreSQL.
+//!
+//! Queries are written once in portable SQL with `$N` placeholders; ids and timestamps are
+//! TEXT, JSON documents are TEXT. Only the migration files differ per backend.
+
+use std::path::Path;
+use std::time::Duration;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, Transaction};
+
+/// Which database a store runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A connection pool plus what it is connected to.
+#[derive(Clone)]
+pub struct Store {
+    pub pool: AnyPool,
+    pub backend: Backend,
+    /// SQLite admits one writer at a time: write actions queue here instead of failing busy.
+    write_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
+}
+
+const MIGRATIONS: &[(&str, &str, &str)] = &[(
+    "0001_init",
+    include_str!("../migrations/sqlite/0001_init.sql"),
+    include_str!("../migrations/postgres/0001_init.sql"),
+)];
+
+impl Store {
+    /// Connects to `url` (`sqlite://…` or `postgres://…`).
+    pub async fn connect(url: &str) -> anyhow::Result<Store> {
+        sqlx::any::install_default_drivers();
+        let backend = if url.starts_with("postgres") {
+            Backend::Postgres
+        } else {
+            Backend::Sqlite
+        };
+        let opts: AnyConnectOptions = url.parse()?;
+        let pool = match backend {
+            Backend::Sqlite => {
+                AnyPoolOptions::new()
+                    .max_connections(8)
+                    .min_connections(1)
+                    .after_connect(|conn, _| {
+                        Box::pin(async move {
+                            conn.execute(
+                                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                                 PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON;",
+                            )
+                            .await?;
+                            Ok(())
+                        })
+                    })
+                    .connect_with(opts)
+                    .await?
+            }
+            Backend::Postgres => {
+                AnyPoolOptions::new()
+                    .max_connections(16)
+                    .acquire_timeout(Duration::from_secs(30))
+                    .connect_with(opts)
+                    .await?
+            }
+        };
+        Ok(Store {
+            pool,
+            backend,
+            write_lock: Default::default(),
+        })
+    }
+
+    /// The SQLite URL of the default database file in a data directory.
+    pub fn sqlite_url_in(data_dir: &Path) -> String {
+        format!(
+            "sqlite://{}?mode=rwc",
+            data_dir.join("catalog.db").display()
+        )
+    }
+
+    /// Applies the migrations not yet applied. Safe to run on every start.
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        let mut conn = self.pool.acquire().await?;
+        conn.execute("CREATE TABLE IF NOT EXISTS catalog_migration (version TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+            .await?;
+        for (version, sqlite, postgres) in MIGRATIONS {
+            let done: Option<(String,)> =
+                sqlx::query_as("SELECT version FROM catalog_migration WHERE version = $1")
+                    .bind(*version)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+            if done.is_some() {
+                continue;
+            }
+            let sql = match self.backend {
+                Backend::Sqlite => sqlite,
+                Backend::Postgres => postgres,
+            };
+            let mut tx = conn.begin().await?;
+            for stmt in sql.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+                tx.execute(stmt).await?;
+            }
+            sqlx::query("INSERT INTO catalog_migration (version, applied_at) VALUES ($1, $2)")
+                .bind(*version)
+                .bind(crate::time::now_iso())
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            tracing::info!(version, "applied migration");
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn lock_writes(&self) -> Option<tokio::sync::OwnedMutexGuard<()>> {
+        match self.backend {
+            Backend::Sqlite => Some(self.write_lock.clone().lock_owned().await),
+            Backend::Postgres => None,
+        }
+    }
+}
+
+/// The database handle of one action call: acquired on first use; a transaction for writes.
+#[derive(Default)]
+pub(crate) enum Db {
+    #[default]
+    None,
+    Conn(PoolConnection<Any>),
+    Tx(Transaction<'static, Any>),
+}
+
+impl Db {
+    pub(crate) async fn get(
+        &mut self,
+        store: &Store,
+        write: bool,
+    ) -> sqlx::Result<&mut AnyConnection> {
+        if matches!(self, Db::None) {
+            *self = if write {
+                Db::Tx(store.pool.begin().await?)
+            } else {
+                Db::Conn(store.pool.acquire().await?)
+            };
+        }
+        Ok(match self {
+            Db::Conn(c) => &mut **c,
+            Db::Tx(t) => &mut **t,
+            Db::None => unreachable!("acquired above"),
+        })
+    }
+
+    pub(crate) async fn commit(self) -> sqlx::Result<()> {
+        if let Db::Tx(t) = self {
+            t.commit().await?;
+        }
+        Ok(())
+    }
+}

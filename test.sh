@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: every crate of the workspace, SQLite always, PostgreSQL when
+# postgres://postgres@127.0.0.1:5432 answers (the PostgreSQL tests check that themselves and
+# report "skipped" when it does not). Extra arguments go to `cargo test`.
+set -euo pipefail
+cd "$(dirname "$0")"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/catalog-target}"
+
+if command -v pg_isready >/dev/null 2>&1 && pg_isready -q -h 127.0.0.1 -p 5432; then
+    echo "test.sh: PostgreSQL reachable at 127.0.0.1:5432: PostgreSQL tests will run"
+else
+    echo "test.sh: PostgreSQL not reachable at 127.0.0.1:5432: PostgreSQL tests will report skipped"
+fi
+
+exec cargo test --workspace "$@"

@@ -1,1 +1,13 @@
-fn main() {}
+//! The `catalog` binary: assembles the default plugins and runs the server or an admin command.
+#![forbid(unsafe_code)]
+
+mod cli;
+
+// The linker drops plugin crates nothing names: keep every default plugin.
+use catalog_plugin_auth as _;
+use catalog_plugin_core as _;
+use catalog_plugin_schema as _;
+
+fn main() -> anyhow::Result<()> {
+    cli::main()
+}

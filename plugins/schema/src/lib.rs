@@ -1,1 +1,529 @@
+//! CKAN's default dataset schema for the type `dataset` (spec/ckan-write-auth-legacy.md §1.1).
+#![forbid(unsafe_code)]
 
+use std::sync::LazyLock;
+
+use catalog_framework::prelude::*;
+use regex::Regex;
+
+register_plugin!("default_dataset_schema");
+register_dataset_schema!("dataset", DefaultDatasetSchema);
+
+/// The core schema every dataset type falls back to.
+pub struct DefaultDatasetSchema;
+
+static NAME_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[a-z0-9_-]*$").unwrap());
+static TAG_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[\w \-.]*$").unwrap());
+static EMAIL_RE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$").unwrap()
+});
+
+/// Top-level string fields of a dataset.
+pub const STRING_FIELDS: &[&str] = &[
+    "title",
+    "author",
+    "author_email",
+    "maintainer",
+    "maintainer_email",
+    "license_id",
+    "notes",
+    "url",
+    "version",
+    "type",
+];
+
+/// Every top-level key the schema knows; anything else is dropped.
+pub const SCHEMA_FIELDS: &[&str] = &[
+    "id",
+    "name",
+    "title",
+    "author",
+    "author_email",
+    "maintainer",
+    "maintainer_email",
+    "license_id",
+    "notes",
+    "url",
+    "version",
+    "state",
+    "type",
+    "owner_org",
+    "private",
+    "tags",
+    "tag_string",
+    "extras",
+    "resources",
+    "groups",
+    "plugin_data",
+    "metadata_modified",
+    "metadata_created",
+    "creator_user_id",
+];
+
+/// Resource columns; any other resource key is a resource extra.
+pub const RESOURCE_COLUMNS: &[&str] = &[
+    "id",
+    "package_id",
+    "url",
+    "description",
+    "format",
+    "hash",
+    "name",
+    "resource_type",
+    "url_type",
+    "mimetype",
+    "mimetype_inner",
+    "cache_url",
+    "size",
+    "created",
+    "last_modified",
+    "cache_last_updated",
+    "metadata_modified",
+    "position",
+    "state",
+];
+
+/// CKAN's name rules for datasets, groups, organizations and users.
+pub fn check_name(v: &Value, errs: &mut ValidationBuilder, field: &str) {
+    let Some(name) = v.as_str() else {
+        errs.push(field, "Names must be strings");
+        return;
+    };
+    if matches!(name, "new" | "edit" | "search") {
+        errs.push(field, "That name cannot be used");
+    }
+    if name.chars().count() < 2 {
+        errs.push(field, "Must be at least 2 characters long");
+    }
+    if name.chars().count() > 100 {
+        errs.push(field, "Name must be a maximum of 100 characters long");
+    }
+    if !NAME_RE.is_match(name) {
+        errs.push(
+            field,
+            "Must be purely lowercase alphanumeric (ascii) characters and these symbols: -_",
+        );
+    }
+}
+
+pub fn is_valid_email(s: &str) -> bool {
+    let s = s.trim();
+    if s.starts_with('.') || s.ends_with('.') || s.contains("..") {
+        return false;
+    }
+    EMAIL_RE.is_match(s)
+}
+
+/// Tag name rules; returns the messages CKAN gives, flattened.
+pub fn tag_errors(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let n = name.chars().count();
+    if n < 2 {
+        out.push(format!("Tag \"{name}\" length is less than minimum 2"));
+    }
+    if n > 100 {
+        out.push(format!("Tag \"{name}\" length is more than maximum 100"));
+    }
+    if !TAG_RE.is_match(name) {
+        out.push(format!(
+            "Tag \"{name}\" can only contain alphanumeric characters, spaces (\" \"), hyphens (\"-\"), underscores (\"_\") or dots (\".\")"
+        ));
+    }
+    out
+}
+
+/// A value as CKAN's `unicode_safe` would store it, or None for objects/lists (we refuse those).
+fn as_text(v: &Value) -> Option<Value> {
+    match v {
+        Value::Null => Some(Value::Null),
+        Value::String(s) => Some(Value::String(s.clone())),
+        Value::Number(n) => Some(Value::String(n.to_string())),
+        Value::Bool(b) => Some(Value::String(if *b { "True" } else { "False" }.into())),
+        _ => None,
+    }
+}
+
+fn check_max(errs: &mut ValidationBuilder, field: &str, v: &Value, max: usize) {
+    if let Some(s) = v.as_str() {
+        if s.chars().count() > max {
+            errs.push(field, format!("Must be a maximum of {max} characters long"));
+        }
+    }
+}
+
+fn validate_resource(r: &Value, max: usize) -> Result<Params, Map<String, Value>> {
+    let Some(obj) = r.as_object() else {
+        let mut e = Map::new();
+        e.insert("message".into(), json!(["Resource must be an object"]));
+        return Err(e);
+    };
+    let mut errs = ValidationBuilder::default();
+    let mut out = Params::new();
+    for (k, v) in obj {
+        match k.as_str() {
+            "state" | "position" | "package_id" | "metadata_modified" | "extras" => {}
+            "size" => match v {
+                Value::Null => {
+                    out.insert(k.clone(), Value::Null);
+                }
+                Value::String(s) if s.is_empty() => {
+                    out.insert(k.clone(), Value::Null);
+                }
+                _ => match v
+                    .as_i64()
+                    .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+                {
+                    Some(n) => {
+                        out.insert(k.clone(), json!(n));
+                    }
+                    None => errs.push(k, "Invalid integer"),
+                },
+            },
+            "created" | "last_modified" | "cache_last_updated" => match v {
+                Value::Null => {
+                    out.insert(k.clone(), Value::Null);
+                }
+                Value::String(s) if s.is_empty() => {
+                    out.insert(k.clone(), Value::Null);
+                }
+                Value::String(s) => match catalog_framework::time::parse_iso(s) {
+                    Some(t) => {
+                        out.insert(k.clone(), json!(catalog_framework::time::format_iso(t)));
+                    }
+                    None => errs.push(k, "Date format incorrect"),
+                },
+                _ => errs.push(k, "Date format incorrect"),
+            },
+            _ if RESOURCE_COLUMNS.contains(&k.as_str()) => match as_text(v) {
+                Some(t) => {
+                    check_max(&mut errs, k, &t, max);
+                    let t = if k == "url" {
+                        t.as_str().map(|s| json!(s.trim())).unwrap_or(json!(""))
+                    } else {
+                        t
+                    };
+                    out.insert(k.clone(), t);
+                }
+                None => errs.push(k, "Must be a string"),
+            },
+            // Any other key is a resource extra and keeps its JSON type.
+            _ => {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    if errs.is_empty() {
+        Ok(out)
+    } else {
+        Err(errs.build().body)
+    }
+}
+
+impl DatasetSchema for DefaultDatasetSchema {
+    fn validate(&self, data: &mut Params, ctx: &SchemaContext<'_>) -> CkanResult<()> {
+        let max = ctx.config.catalog.max_field_chars;
+        let mut errs = ValidationBuilder::default();
+        let mut out = Params::new();
+
+        // name
+        match data.get("name") {
+            None | Some(Value::Null) if ctx.op == SchemaOp::Create => {
+                errs.push("name", "Missing value")
+            }
+            Some(Value::String(s)) if s.is_empty() && ctx.op == SchemaOp::Create => {
+                errs.push("name", "Missing value")
+            }
+            None | Some(Value::Null) => {}
+            Some(v) => {
+                check_name(v, &mut errs, "name");
+                out.insert("name".into(), v.clone());
+            }
+        }
+        for f in STRING_FIELDS {
+            if let Some(v) = data.get(*f) {
+                match as_text(v) {
+                    Some(t) => {
+                        check_max(&mut errs, f, &t, max);
+                        out.insert((*f).into(), t);
+                    }
+                    None => errs.push(f, "Must be a string"),
+                }
+            }
+        }
+        if let Some(v) = out.get("version").and_then(Value::as_str) {
+            if v.chars().count() > 100 {
+                errs.push(
+                    "version",
+                    "Version must be a maximum of 100 characters long",
+                );
+            }
+        }
+        for f in ["author_email", "maintainer_email"] {
+            if let Some(Value::String(s)) = out.get(f).cloned() {
+                let t = s.trim().to_string();
+                if !t.is_empty() && !is_valid_email(&t) {
+                    errs.push(f, format!("Email {t} is not a valid format"));
+                }
+                out.insert(f.into(), json!(t));
+            }
+        }
+        if ctx.op == SchemaOp::Create {
+            let empty_title = out
+                .get("title")
+                .and_then(Value::as_str)
+                .is_none_or(|t| t.trim().is_empty());
+            if empty_title {
+                if let Some(n) = out.get("name").cloned() {
+                    out.insert("title".into(), n);
+                }
+            }
+        }
+        if let Some(t) = out.get("title").and_then(Value::as_str) {
+            let trimmed = t.trim().to_string();
+            out.insert("title".into(), json!(trimmed));
+        }
+        if data.contains_key("private") {
+            out.insert("private".into(), json!(truthy(data.get("private"))));
+        }
+        for f in [
+            "id",
+            "owner_org",
+            "state",
+            "plugin_data",
+            "metadata_modified",
+            "groups",
+        ] {
+            if let Some(v) = data.get(f) {
+                out.insert(f.into(), v.clone());
+            }
+        }
+        if let Some(id) = out.get("id") {
+            if !id.is_null() && id.as_str().and_then(|s| uuid_parse(s)).is_none() {
+                errs.push("id", "Invalid id provided");
+            }
+        }
+
+        // tags and tag_string
+        let mut tags: Vec<Value> = Vec::new();
+        let mut tag_errs: Vec<String> = Vec::new();
+        match data.get("tags") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(items)) => {
+                for t in items {
+                    let (name, vocab) = match t {
+                        Value::Object(o) => {
+                            (o.get("name").cloned(), o.get("vocabulary_id").cloned())
+                        }
+                        Value::String(s) => (Some(json!(s)), None),
+                        _ => (None, None),
+                    };
+                    match name.as_ref().and_then(Value::as_str) {
+                        Some(n) if !n.is_empty() => {
+                            tag_errs.extend(tag_errors(n));
+                            tags.push(
+                                json!({"name": n, "vocabulary_id": vocab.unwrap_or(Value::Null)}),
+                            );
+                        }
+                        _ => tag_errs.push("Missing value".into()),
+                    }
+                }
+            }
+            Some(_) => tag_errs.push("Not a list".into()),
+        }
+        if let Some(ts) = data.get("tag_string").and_then(Value::as_str) {
+            for n in ts.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                tag_errs.extend(tag_errors(n));
+                tags.push(json!({"name": n, "vocabulary_id": null}));
+            }
+        }
+        if !tag_errs.is_empty() {
+            errs.set("tags", json!(tag_errs));
+        }
+        if data.contains_key("tags") || data.contains_key("tag_string") {
+            out.insert("tags".into(), Value::Array(tags));
+        }
+
+        // extras
+        match data.get("extras") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(items)) => {
+                let mut cleaned = Vec::new();
+                let mut item_errs = Vec::new();
+                let mut any_err = false;
+                let mut seen = std::collections::HashSet::new();
+                for e in items {
+                    let mut ie = ValidationBuilder::default();
+                    let key = e.get("key").and_then(Value::as_str).unwrap_or("");
+                    if key.is_empty() {
+                        ie.push("key", "Missing value");
+                    } else if SCHEMA_FIELDS.contains(&key) {
+                        ie.push("key", "There is a schema field with the same name");
+                    }
+                    let value = match e.get("value") {
+                        None => {
+                            ie.push("value", "Missing value");
+                            Value::Null
+                        }
+                        Some(Value::String(s)) => json!(s),
+                        Some(other) => json!(other.to_string()),
+                    };
+                    if !key.is_empty() && !seen.insert(key.to_string()) {
+                        errs.push("extras_validation", format!("Duplicate key \"{key}\""));
+                    }
+                    any_err |= !ie.is_empty();
+                    item_errs.push(Value::Object(if ie.is_empty() { Map::new() } else { ie.build().body }));
+                    cleaned.push(json!({"key": key, "value": value}));
+                }
+                if any_err {
+                    errs.set("extras", Value::Array(item_errs));
+                }
+                out.insert("extras".into(), Value::Array(cleaned));
+            }
+            Some(_) => {
+                return Err(catalog_framework::error::integrity(
+                    "Only lists of dicts can be placed against subschema ('extras',), not <class 'str'>",
+                    Value::Object(data.clone()),
+                ))
+            }
+        }
+
+        // resources
+        match data.get("resources") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(items)) => {
+                let mut cleaned = Vec::new();
+                let mut item_errs = Vec::new();
+                let mut any_err = false;
+                for r in items {
+                    match validate_resource(r, max) {
+                        Ok(c) => {
+                            cleaned.push(Value::Object(c));
+                            item_errs.push(json!({}));
+                        }
+                        Err(e) => {
+                            any_err = true;
+                            item_errs.push(Value::Object(e));
+                        }
+                    }
+                }
+                if any_err {
+                    errs.set("resources", Value::Array(item_errs));
+                }
+                out.insert("resources".into(), Value::Array(cleaned));
+            }
+            Some(_) => {
+                return Err(catalog_framework::error::integrity(
+                    "Only lists of dicts can be placed against subschema ('resources',)",
+                    Value::Object(data.clone()),
+                ))
+            }
+        }
+        if let Some(g) = out.get("groups") {
+            if !g.is_array() && !g.is_null() {
+                return Err(catalog_framework::error::integrity(
+                    "Only lists of dicts can be placed against subschema ('groups',)",
+                    Value::Object(data.clone()),
+                ));
+            }
+        }
+        errs.finish()?;
+        *data = out;
+        Ok(())
+    }
+}
+
+/// Lenient UUID parsing as CKAN's `uuid_validator` (hyphens optional, braces, `urn:uuid:`).
+pub fn uuid_parse(s: &str) -> Option<String> {
+    let t = s
+        .trim()
+        .trim_start_matches("urn:uuid:")
+        .trim_start_matches('{')
+        .trim_end_matches('}')
+        .replace('-', "");
+    if t.len() == 32 && t.chars().all(|c| c.is_ascii_hexdigit()) {
+        let t = t.to_ascii_lowercase();
+        Some(format!(
+            "{}-{}-{}-{}-{}",
+            &t[0..8],
+            &t[8..12],
+            &t[12..16],
+            &t[16..20],
+            &t[20..32]
+        ))
+    } else {
+        None
+    }
+}
+
+/// Resource resources re-exported for the actions that validate resources on their own.
+pub fn validate_resource_dict(r: &Value, max: usize) -> Result<Params, Map<String, Value>> {
+    validate_resource(r, max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(v: Value, op: SchemaOp) -> CkanResult<Params> {
+        let config = Config::default();
+        let mut p = v.as_object().unwrap().clone();
+        DefaultDatasetSchema.validate(
+            &mut p,
+            &SchemaContext {
+                op,
+                is_sysadmin: false,
+                config: &config,
+            },
+        )?;
+        Ok(p)
+    }
+
+    #[test]
+    fn name_rules_and_title_default() {
+        let e = run(json!({"name": "Bad Name!"}), SchemaOp::Create).unwrap_err();
+        assert_eq!(
+            e.body["name"][0],
+            "Must be purely lowercase alphanumeric (ascii) characters and these symbols: -_"
+        );
+        assert_eq!(
+            run(json!({}), SchemaOp::Create).unwrap_err().body["name"][0],
+            "Missing value"
+        );
+        let ok = run(
+            json!({"name": "good-name", "tag_string": "a1, b2", "unknown": 1}),
+            SchemaOp::Create,
+        )
+        .unwrap();
+        assert_eq!(ok["title"], "good-name");
+        assert_eq!(ok["tags"].as_array().unwrap().len(), 2);
+        assert!(!ok.contains_key("unknown"));
+    }
+
+    #[test]
+    fn nested_errors_mirror_input() {
+        let e = run(
+            json!({"name": "ok-name", "resources": [{"url": "x"}, {"size": "big"}]}),
+            SchemaOp::Create,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.body["resources"],
+            json!([{}, {"size": ["Invalid integer"]}])
+        );
+        let e = run(
+            json!({"name": "ok-name", "author_email": "not-an-email"}),
+            SchemaOp::Create,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.body["author_email"][0],
+            "Email not-an-email is not a valid format"
+        );
+        let e = run(
+            json!({"name": "ok-name", "tags": [{"name": "x"}]}),
+            SchemaOp::Create,
+        )
+        .unwrap_err();
+        assert_eq!(e.body["tags"][0], "Tag \"x\" length is less than minimum 2");
+    }
+}

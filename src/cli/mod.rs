@@ -1,0 +1,181 @@
+//! Command-line interface: the verbs CKAN admins know (`serve`, `db init`, `sysadmin add` …).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use catalog_framework::config::Config;
+use catalog_framework::context::AppState;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "catalog",
+    version,
+    about = "A CKAN-compatible open-data catalog"
+)]
+struct Cli {
+    /// TOML configuration file (keys as `catalog.site_url = "…"`).
+    #[arg(long, global = true, env = "CATALOG_CONFIG")]
+    config: Option<PathBuf>,
+    /// Data directory: the SQLite database and uploaded files.
+    #[arg(
+        long,
+        global = true,
+        env = "CATALOG_DATA_DIR",
+        default_value = "./data"
+    )]
+    data_dir: PathBuf,
+    /// Database URL; `postgres://…` selects PostgreSQL. Default: SQLite in the data directory.
+    #[arg(long, global = true, env = "CATALOG_DATABASE_URL")]
+    database_url: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP server (migrations run first).
+    Serve {
+        #[arg(long, default_value = "127.0.0.1:5000")]
+        bind: SocketAddr,
+    },
+    /// Database administration.
+    Db {
+        #[command(subcommand)]
+        command: DbCommand,
+    },
+    /// Sysadmin accounts.
+    Sysadmin {
+        #[command(subcommand)]
+        command: SysadminCommand,
+    },
+    /// User accounts and their API tokens.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum DbCommand {
+    /// Create or migrate the database schema.
+    Init,
+}
+
+#[derive(Subcommand)]
+enum SysadminCommand {
+    /// Create a sysadmin.
+    Add {
+        name: String,
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        password: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Create a user.
+    Add {
+        name: String,
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        password: String,
+    },
+    /// API tokens.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Create a token; it is printed alone on the last line of stdout.
+    Add { user: String, token_name: String },
+}
+
+pub fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,sqlx=warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(run(cli))
+}
+
+async fn app(cli: &Cli) -> anyhow::Result<AppState> {
+    let config = Config::load(cli.config.as_deref())?;
+    std::fs::create_dir_all(&cli.data_dir)?;
+    let url = cli
+        .database_url
+        .clone()
+        .unwrap_or_else(|| catalog_framework::store::Store::sqlite_url_in(&cli.data_dir));
+    catalog_framework::build_app(config, &url, cli.data_dir.clone()).await
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let app = app(&cli).await?;
+    match cli.command {
+        Command::Serve { bind } => {
+            let listener = tokio::net::TcpListener::bind(bind).await?;
+            tracing::info!(%bind, "serving");
+            catalog_framework::http::serve(app, listener).await?;
+        }
+        Command::Db {
+            command: DbCommand::Init,
+        } => {
+            println!("database initialised");
+        }
+        Command::Sysadmin {
+            command:
+                SysadminCommand::Add {
+                    name,
+                    email,
+                    password,
+                },
+        } => {
+            let u = catalog_plugin_core::admin::create_user(&app, &name, &email, &password, true)
+                .await?;
+            println!(
+                "created sysadmin {} ({})",
+                name,
+                u["id"].as_str().unwrap_or_default()
+            );
+        }
+        Command::User {
+            command:
+                UserCommand::Add {
+                    name,
+                    email,
+                    password,
+                },
+        } => {
+            let u = catalog_plugin_core::admin::create_user(&app, &name, &email, &password, false)
+                .await?;
+            println!(
+                "created user {} ({})",
+                name,
+                u["id"].as_str().unwrap_or_default()
+            );
+        }
+        Command::User {
+            command:
+                UserCommand::Token {
+                    command: TokenCommand::Add { user, token_name },
+                },
+        } => {
+            let token = catalog_plugin_core::admin::create_token(&app, &user, &token_name).await?;
+            println!("{token}");
+        }
+    }
+    Ok(())
+}

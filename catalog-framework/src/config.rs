@@ -135,8 +135,8 @@ pub struct CatalogExtConfig {
 
 impl Config {
     /// Loads defaults, then the TOML file (if given), then `CATALOG__*` / `CATALOGEXT__*` variables.
-    pub fn load(file: Option<&Path>) -> Result<Config, figment::Error> {
-        Self::figment(file).extract()
+    pub fn load(file: Option<&Path>) -> Result<Config, Box<figment::Error>> {
+        Self::figment(file).extract().map_err(Box::new)
     }
 
     pub fn figment(file: Option<&Path>) -> Figment {
@@ -176,7 +176,7 @@ mod tests {
         .unwrap();
         figment::Jail::expect_with(|jail| {
             jail.set_env("CATALOG__SITE_TITLE", "From env");
-            let c = Config::load(Some(&file))?;
+            let c = Config::load(Some(&file)).map_err(|e| *e)?;
             assert!(c.catalog.auth.allow_dataset_collaborators);
             assert_eq!(c.catalog.site_title, "From env");
             assert!(!c.catalog.auth.create_unowned_dataset);

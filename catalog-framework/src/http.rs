@@ -143,7 +143,7 @@ fn json_body_to_params(body: &[u8]) -> Result<Params, BadRequest> {
 /// whose name is JSON) or ordinary fields.
 fn form_to_params(fields: Vec<(String, String)>) -> Result<Params, BadRequest> {
     if let [(name, value)] = fields.as_slice() {
-        if (value.is_empty() || value == "1") && name.trim_start().starts_with('{') {
+        if value.is_empty() || value == "1" {
             return json_body_to_params(name.as_bytes());
         }
     }

@@ -173,11 +173,14 @@ pub struct RegistryClash {
     pub priority: i32,
 }
 
+/// The winning registration of a name so far: priority, constructor, how many share that priority.
+type Best<T> = (i32, fn() -> T, usize);
+
 fn resolve<T>(
     kind: &'static str,
     entries: impl Iterator<Item = (&'static str, i32, fn() -> T)>,
 ) -> Result<BTreeMap<String, Arc<T>>, RegistryClash> {
-    let mut best: BTreeMap<&'static str, (i32, fn() -> T, usize)> = BTreeMap::new();
+    let mut best: BTreeMap<&'static str, Best<T>> = BTreeMap::new();
     for (name, priority, build) in entries {
         match best.get_mut(name) {
             Some(cur) if cur.0 == priority => cur.2 += 1,

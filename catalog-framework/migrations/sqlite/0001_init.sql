@@ -5,12 +5,12 @@ CREATE TABLE catalog_user (
     fullname TEXT,
     about TEXT,
     password_hash TEXT,
-    sysadmin BOOLEAN NOT NULL DEFAULT FALSE,
+    sysadmin INTEGER NOT NULL DEFAULT 0,
     state TEXT NOT NULL DEFAULT 'active',
     created TEXT NOT NULL,
     image_url TEXT,
     last_active TEXT,
-    email_notifications BOOLEAN NOT NULL DEFAULT FALSE,
+    email_notifications INTEGER NOT NULL DEFAULT 0,
     plugin_extras TEXT
 );
 CREATE TABLE api_token (
@@ -29,7 +29,7 @@ CREATE TABLE catalog_group (
     description TEXT,
     image_url TEXT,
     type TEXT NOT NULL,
-    is_organization BOOLEAN NOT NULL,
+    is_organization INTEGER NOT NULL,
     approval_status TEXT NOT NULL DEFAULT 'approved',
     state TEXT NOT NULL DEFAULT 'active',
     created TEXT NOT NULL,
@@ -50,7 +50,7 @@ CREATE TABLE package (
     name TEXT NOT NULL UNIQUE,
     type TEXT NOT NULL,
     state TEXT NOT NULL,
-    private BOOLEAN NOT NULL,
+    private INTEGER NOT NULL,
     owner_org TEXT,
     creator_user_id TEXT,
     metadata_created TEXT NOT NULL,

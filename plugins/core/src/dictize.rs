@@ -188,7 +188,7 @@ pub async fn package_dict(ctx: &mut ActionContext, row: &PackageRow) -> CkanResu
         "resources",
         "tags",
     ] {
-        if let Some(v) = out.remove(k) {
+        if let Some(v) = out.shift_remove(k) {
             out.insert(k.into(), v);
         }
     }

@@ -469,10 +469,9 @@ async fn update(
         _ => g.name.clone(),
     };
     let pick = |k: &str, cur: &Option<String>, errs: &mut ValidationBuilder| -> Option<String> {
+        // Absent group columns stay as they are on update and patch alike.
         if p.contains_key(k) {
             text_field(&p, k, errs, max)
-        } else if merge {
-            cur.clone()
         } else {
             cur.clone()
         }

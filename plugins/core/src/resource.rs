@@ -116,7 +116,7 @@ pub async fn resource_create(ctx: &mut ActionContext, p: Params) -> CkanResult<V
     resources.push(Value::Object(res));
     let shown = update_resources(ctx, &pkg_id, resources)
         .await
-        .map_err(|e| last_resource_error(e))?;
+        .map_err(last_resource_error)?;
     if let Some((_, bytes)) = upload {
         store_file(ctx.app.data_dir.clone(), &new_id, &bytes).await?;
     }

@@ -86,7 +86,7 @@ async fn check_email(
     let taken = q::users_where(
         ctx.db().await?,
         "LOWER(email) = LOWER($1) AND state = 'active'",
-        &[email.clone()],
+        std::slice::from_ref(&email),
     )
     .await?;
     if taken.iter().any(|u| Some(u.id.as_str()) != own_id) {
@@ -143,10 +143,9 @@ pub async fn user_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value
         .unwrap_or_default()
         .to_string();
     if !name.is_empty()
-        && q::users_where(ctx.db().await?, "name = $1", &[name.clone()])
+        && !q::users_where(ctx.db().await?, "name = $1", &[name.to_string()])
             .await?
-            .first()
-            .is_some()
+            .is_empty()
     {
         errs.push("name", "The username is already associated with another account. Please use a different username.");
     }
@@ -296,9 +295,7 @@ pub async fn user_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> 
         "fullname" => users.sort_by(|a, b| {
             (a.fullname.clone(), a.name.clone()).cmp(&(b.fullname.clone(), b.name.clone()))
         }),
-        "sysadmin" => {
-            users.sort_by(|a, b| (a.sysadmin, a.name.clone()).cmp(&(b.sysadmin, b.name.clone())))
-        }
+        "sysadmin" => users.sort_by_key(|u| (u.sysadmin, u.name.clone())),
         _ => users.sort_by_key(|u| u.display_name().to_lowercase()),
     }
     if !all_fields {
@@ -337,10 +334,9 @@ async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<V
                 errs.push("name", "That login name can not be modified.");
             } else {
                 catalog_plugin_schema::check_name(&json!(n), &mut errs, "name");
-                if q::users_where(ctx.db().await?, "name = $1", &[n.to_string()])
+                if !q::users_where(ctx.db().await?, "name = $1", &[n.to_string()])
                     .await?
-                    .first()
-                    .is_some()
+                    .is_empty()
                 {
                     errs.push("name", "The username is already associated with another account. Please use a different username.");
                 }

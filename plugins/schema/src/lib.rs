@@ -298,7 +298,7 @@ impl DatasetSchema for DefaultDatasetSchema {
             }
         }
         if let Some(id) = out.get("id") {
-            if !id.is_null() && id.as_str().and_then(|s| uuid_parse(s)).is_none() {
+            if !id.is_null() && id.as_str().and_then(uuid_parse).is_none() {
                 errs.push("id", "Invalid id provided");
             }
         }

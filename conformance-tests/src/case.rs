@@ -1,0 +1,301 @@
+//! The case format: one JSON file per scenario, loaded and checked before anything runs so a
+//! typo in a case is reported as such rather than as a server failure.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context as _};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// A scenario: steps run in order against one deployment, sharing variables.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Unique id of the scenario; the first half of a `scenario/step` key.
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Users the runner creates (as the sysadmin) before the first step, keyed by alias.
+    #[serde(default)]
+    pub users: BTreeMap<String, UserSpec>,
+    pub steps: Vec<Step>,
+    /// The file the scenario came from.
+    #[serde(skip)]
+    pub file: PathBuf,
+}
+
+/// A user to create for a scenario.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserSpec {
+    #[serde(default)]
+    pub sysadmin: bool,
+    #[serde(default)]
+    pub fullname: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub enum Method {
+    #[default]
+    #[serde(rename = "POST")]
+    Post,
+    #[serde(rename = "GET")]
+    Get,
+}
+
+/// One HTTP call to the Action API and what its response must look like.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// Unique (within the scenario) snake_case id; also the snapshot name.
+    pub name: String,
+    /// `sysadmin`, `anonymous` or a user alias declared in the scenario's `users`.
+    #[serde(rename = "as", default = "default_as")]
+    pub as_: String,
+    /// A raw token to send instead of the `as` identity (placeholders allowed), e.g. a token
+    /// an earlier step created and saved.
+    #[serde(default)]
+    pub token: Option<String>,
+    #[serde(default)]
+    pub method: Method,
+    pub action: String,
+    /// Request data: the JSON body of a POST, or the query string of a GET.
+    #[serde(default)]
+    pub params: Option<Value>,
+    /// Raw query string (without `?`); placeholders allowed.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// Raw request body sent verbatim instead of `params`.
+    #[serde(default)]
+    pub raw_body: Option<String>,
+    /// Content type of `raw_body` (default `application/json`).
+    #[serde(default)]
+    pub content_type: Option<String>,
+    pub expect_status: u16,
+    /// Partial JSON the body must contain; arrays match element-wise and in length.
+    #[serde(default)]
+    pub expect: Option<Value>,
+    /// Partial JSON the body must contain; each expected array element must match some
+    /// element of the actual array (order and length free).
+    #[serde(default)]
+    pub expect_contains: Option<Value>,
+    /// Partial JSON describing what must NOT be there: array elements listed must match no
+    /// actual element; scalars must differ.
+    #[serde(default)]
+    pub expect_excludes: Option<Value>,
+    /// `{"var": "dotted.path"}` into the response body, saved for later steps.
+    #[serde(default)]
+    pub save: BTreeMap<String, String>,
+    /// Whether the integration test snapshots this response.
+    #[serde(default = "yes")]
+    pub snapshot: bool,
+    /// Free text: why the step expects what it does (spec section, quirk).
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+fn default_as() -> String {
+    "sysadmin".to_string()
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Identities every scenario may act as without declaring them.
+pub const BUILTIN_IDENTITIES: [&str; 2] = ["sysadmin", "anonymous"];
+
+fn is_snake_id(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+fn is_scenario_id(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
+impl Scenario {
+    /// Structural checks a JSON schema cannot express.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        if !is_scenario_id(&self.name) {
+            bail!("scenario name {:?} must be lowercase [a-z0-9_-]", self.name);
+        }
+        for alias in self.users.keys() {
+            if !is_snake_id(alias) || BUILTIN_IDENTITIES.contains(&alias.as_str()) {
+                bail!("user alias {alias:?} must be snake_case and not sysadmin/anonymous");
+            }
+        }
+        let mut seen = BTreeSet::new();
+        for step in &self.steps {
+            if !is_snake_id(&step.name) {
+                bail!("step name {:?} must be snake_case", step.name);
+            }
+            if !seen.insert(step.name.as_str()) {
+                bail!("step name {:?} is used twice", step.name);
+            }
+            if !BUILTIN_IDENTITIES.contains(&step.as_.as_str())
+                && !self.users.contains_key(&step.as_)
+            {
+                bail!(
+                    "step {:?}: `as` {:?} is neither sysadmin, anonymous nor a declared user",
+                    step.name,
+                    step.as_
+                );
+            }
+            if step.raw_body.is_some() && step.params.is_some() {
+                bail!("step {:?}: give either params or raw_body", step.name);
+            }
+            if !(100..=599).contains(&step.expect_status) {
+                bail!(
+                    "step {:?}: expect_status {} is not an HTTP status",
+                    step.name,
+                    step.expect_status
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The `scenario/step` key used by reports and the known-failures list.
+    pub fn key(&self, step: &Step) -> String {
+        format!("{}/{}", self.name, step.name)
+    }
+}
+
+/// Loads every `*.json` scenario in `dir`, in file-name order.
+pub fn load_cases(dir: &Path) -> anyhow::Result<Vec<Scenario>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading cases directory {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let mut names = BTreeSet::new();
+    let mut out = Vec::with_capacity(files.len());
+    for file in files {
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("reading {}", file.display()))?;
+        let mut sc: Scenario =
+            serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
+        sc.validate()
+            .with_context(|| format!("invalid case file {}", file.display()))?;
+        if !names.insert(sc.name.clone()) {
+            bail!("scenario name {:?} is used by two files", sc.name);
+        }
+        sc.file = file;
+        out.push(sc);
+    }
+    Ok(out)
+}
+
+/// The steps expected to fail, as `scenario/step` keys, each with its line's comment.
+#[derive(Debug, Clone, Default)]
+pub struct KnownFailures {
+    entries: BTreeMap<String, String>,
+}
+
+impl KnownFailures {
+    /// Parses `scenario/step [# why]` lines; blank lines and `#` lines are ignored.
+    pub fn parse(text: &str) -> KnownFailures {
+        let entries = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(|l| match l.split_once('#') {
+                Some((key, why)) => (key.trim().to_string(), why.trim().to_string()),
+                None => (l.to_string(), String::new()),
+            })
+            .collect();
+        KnownFailures { entries }
+    }
+
+    /// Reads the list; a missing file is an empty list.
+    pub fn load(path: &Path) -> anyhow::Result<KnownFailures> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Ok(KnownFailures::parse(&text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(KnownFailures::default()),
+            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        }
+    }
+
+    pub fn contains(&self, key: &str) -> bool {
+        self.entries.contains_key(key)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// A stale entry hides nothing but misleads readers: every entry must name a real step.
+    pub fn check_against(&self, scenarios: &[Scenario]) -> anyhow::Result<()> {
+        let keys: BTreeSet<String> = scenarios
+            .iter()
+            .flat_map(|sc| sc.steps.iter().map(|st| sc.key(st)))
+            .collect();
+        let stale: Vec<&str> = self
+            .entries
+            .keys()
+            .filter(|k| !keys.contains(*k))
+            .map(String::as_str)
+            .collect();
+        if !stale.is_empty() {
+            bail!(
+                "known-failures.txt names steps that do not exist: {}",
+                stale.join(", ")
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_default_to_sysadmin_post_with_snapshot() {
+        let sc: Scenario = serde_json::from_str(
+            r#"{"name":"x","steps":[{"name":"a","action":"site_read","expect_status":200}]}"#,
+        )
+        .unwrap();
+        sc.validate().unwrap();
+        let st = &sc.steps[0];
+        assert_eq!(st.as_, "sysadmin");
+        assert_eq!(st.method, Method::Post);
+        assert!(st.snapshot);
+    }
+
+    #[test]
+    fn undeclared_identity_and_typos_are_rejected() {
+        let sc: Scenario = serde_json::from_str(
+            r#"{"name":"x","steps":[{"name":"a","as":"bob","action":"site_read","expect_status":200}]}"#,
+        )
+        .unwrap();
+        assert!(sc.validate().is_err());
+        let typo = serde_json::from_str::<Scenario>(
+            r#"{"name":"x","steps":[{"name":"a","action":"site_read","expect_stauts":200}]}"#,
+        );
+        assert!(typo.is_err());
+    }
+
+    #[test]
+    fn known_failures_parse_comments_and_catch_stale_entries() {
+        let kf = KnownFailures::parse("# header\n\nsite/a  # server bug\nsite/zzz\n");
+        assert!(kf.contains("site/a"));
+        assert_eq!(kf.len(), 2);
+        let sc: Scenario = serde_json::from_str(
+            r#"{"name":"site","steps":[{"name":"a","action":"site_read","expect_status":200}]}"#,
+        )
+        .unwrap();
+        let err = kf.check_against(&[sc]).unwrap_err().to_string();
+        assert!(err.contains("site/zzz"), "{err}");
+    }
+}

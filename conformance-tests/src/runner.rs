@@ -1,0 +1,449 @@
+//! Runs scenarios against a live deployment over HTTP.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use serde_json::{json, Value};
+
+use crate::case::{KnownFailures, Method, Scenario, Step};
+use crate::matcher::{check_excludes, check_subset, short, ArrayMode};
+use crate::report::{Outcome, Report, StepReport};
+use crate::vars::{get_path, substitute, substitute_str, Vars};
+
+/// Password given to the users the runner creates.
+const USER_PASSWORD: &str = "conformance-password";
+
+/// A deployment to test and the sysadmin token to drive it with.
+#[derive(Debug, Clone)]
+pub struct Runner {
+    client: reqwest::Client,
+    base_url: String,
+    sysadmin_token: String,
+    run: String,
+}
+
+/// A fresh suffix for this run: `r` plus seven base-36 characters. The `r` keeps it from
+/// ever reading as hex, so redaction cannot confuse it with an id.
+pub fn random_run_suffix() -> String {
+    let id = uuid::Uuid::new_v4().as_u128();
+    let mut n = id;
+    let mut s = String::from("r");
+    for _ in 0..7 {
+        let d = (n % 36) as u32;
+        n /= 36;
+        s.push(char::from_digit(d, 36).unwrap_or('0'));
+    }
+    s
+}
+
+/// What the server answered.
+struct Response {
+    status: u16,
+    body: Value,
+}
+
+impl Runner {
+    /// A runner for `base_url` (e.g. `http://localhost:5000`) with a sysadmin's API token.
+    pub fn new(base_url: &str, sysadmin_token: &str) -> anyhow::Result<Runner> {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .context("building the HTTP client")?;
+        Ok(Runner {
+            client,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            sysadmin_token: sysadmin_token.to_string(),
+            run: random_run_suffix(),
+        })
+    }
+
+    /// The suffix appended to every name this run creates.
+    pub fn run_suffix(&self) -> &str {
+        &self.run
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// Runs the scenarios in order; failures are recorded, never raised.
+    pub async fn run_all(&self, scenarios: &[Scenario], known: &KnownFailures) -> Report {
+        let mut report = Report::default();
+        let sysadmin = self.whoami().await;
+        for sc in scenarios {
+            report
+                .steps
+                .extend(self.run_scenario(sc, known, sysadmin.as_ref()).await);
+        }
+        report
+    }
+
+    /// The sysadmin's own user dict, if the deployment tells (for `{{sysadmin.*}}`).
+    async fn whoami(&self) -> Option<Value> {
+        let resp = self
+            .call(
+                Method::Post,
+                "user_show",
+                Some(&self.sysadmin_token),
+                Body::Json(&json!({})),
+                None,
+            )
+            .await
+            .ok()?;
+        (resp.status == 200).then(|| resp.body.get("result").cloned())?
+    }
+
+    async fn run_scenario(
+        &self,
+        sc: &Scenario,
+        known: &KnownFailures,
+        sysadmin: Option<&Value>,
+    ) -> Vec<StepReport> {
+        let mut vars = Vars::new();
+        vars.insert("run".into(), Value::String(self.run.clone()));
+        if let Some(me) = sysadmin {
+            for field in ["name", "id"] {
+                if let Some(v) = me.get(field) {
+                    vars.insert(format!("sysadmin.{field}"), v.clone());
+                }
+            }
+        }
+        let mut tokens: BTreeMap<String, String> = BTreeMap::new();
+        tokens.insert("sysadmin".into(), self.sysadmin_token.clone());
+
+        if let Err(why) = self.create_users(sc, &mut vars, &mut tokens).await {
+            return sc
+                .steps
+                .iter()
+                .map(|st| {
+                    self.finish(
+                        sc,
+                        st,
+                        known,
+                        Err(format!("not run: user setup failed: {why}")),
+                        None,
+                    )
+                })
+                .collect();
+        }
+
+        let mut out = Vec::with_capacity(sc.steps.len());
+        for st in &sc.steps {
+            let (result, resp) = match self.run_step(st, &mut vars, &tokens).await {
+                Ok((check, resp)) => (check, Some(resp)),
+                Err(why) => (Err(why), None),
+            };
+            out.push(self.finish(sc, st, known, result, resp));
+        }
+        out
+    }
+
+    fn finish(
+        &self,
+        sc: &Scenario,
+        st: &Step,
+        known: &KnownFailures,
+        result: Result<(), String>,
+        resp: Option<Response>,
+    ) -> StepReport {
+        let listed = known.contains(&sc.key(st));
+        let outcome = match (result, listed) {
+            (Ok(()), false) => Outcome::Passed,
+            (Ok(()), true) => Outcome::UnexpectedPass,
+            (Err(why), false) => Outcome::Failed(why),
+            (Err(why), true) => Outcome::KnownFailure(why),
+        };
+        StepReport {
+            scenario: sc.name.clone(),
+            step: st.name.clone(),
+            action: st.action.clone(),
+            outcome,
+            status: resp.as_ref().map(|r| r.status),
+            body: resp.map(|r| r.body),
+            snapshot: st.snapshot,
+        }
+    }
+
+    async fn create_users(
+        &self,
+        sc: &Scenario,
+        vars: &mut Vars,
+        tokens: &mut BTreeMap<String, String>,
+    ) -> Result<(), String> {
+        for (alias, spec) in &sc.users {
+            let name = format!("{alias}-{}", self.run);
+            let mut params = json!({
+                "name": name,
+                "email": format!("{alias}-{}@example.org", self.run),
+                "password": USER_PASSWORD,
+            });
+            if spec.sysadmin {
+                params["sysadmin"] = Value::Bool(true);
+            }
+            if let Some(full) = &spec.fullname {
+                params["fullname"] = Value::String(full.clone());
+            }
+            let created = self
+                .call(
+                    Method::Post,
+                    "user_create",
+                    Some(&self.sysadmin_token),
+                    Body::Json(&params),
+                    None,
+                )
+                .await?;
+            let id = get_path(&created.body, "result.id")
+                .filter(|_| created.status == 200)
+                .ok_or_else(|| {
+                    format!(
+                        "user_create {name}: {} {}",
+                        created.status,
+                        short(&created.body)
+                    )
+                })?
+                .clone();
+            let made = self
+                .call(
+                    Method::Post,
+                    "api_token_create",
+                    Some(&self.sysadmin_token),
+                    Body::Json(&json!({"user": name, "name": "conformance"})),
+                    None,
+                )
+                .await?;
+            let token = get_path(&made.body, "result.token")
+                .and_then(Value::as_str)
+                .filter(|_| made.status == 200)
+                .ok_or_else(|| {
+                    format!(
+                        "api_token_create {name}: {} {}",
+                        made.status,
+                        short(&made.body)
+                    )
+                })?
+                .to_string();
+            vars.insert(format!("user.{alias}.name"), Value::String(name));
+            vars.insert(format!("user.{alias}.id"), id);
+            vars.insert(format!("user.{alias}.token"), Value::String(token.clone()));
+            tokens.insert(alias.clone(), token);
+        }
+        Ok(())
+    }
+
+    /// Sends one step. `Err` means the step could not even be checked (bad placeholder,
+    /// transport error); `Ok((check, response))` carries the verdict.
+    async fn run_step(
+        &self,
+        st: &Step,
+        vars: &mut Vars,
+        tokens: &BTreeMap<String, String>,
+    ) -> Result<(Result<(), String>, Response), String> {
+        let token = match &st.token {
+            Some(t) => Some(substitute_str(t, vars)?),
+            None if st.as_ == "anonymous" => None,
+            None => Some(
+                tokens
+                    .get(&st.as_)
+                    .cloned()
+                    .ok_or_else(|| format!("no token for {:?}", st.as_))?,
+            ),
+        };
+        let params = st
+            .params
+            .as_ref()
+            .map(|p| substitute(p, vars))
+            .transpose()?;
+        let query = st
+            .query
+            .as_ref()
+            .map(|q| substitute_str(q, vars))
+            .transpose()?;
+        let raw = st
+            .raw_body
+            .as_ref()
+            .map(|b| substitute_str(b, vars))
+            .transpose()?;
+        let empty = json!({});
+        let body = match (&raw, &params) {
+            (Some(raw), _) => Body::Raw(
+                raw,
+                st.content_type.as_deref().unwrap_or("application/json"),
+            ),
+            (None, Some(p)) => Body::Json(p),
+            (None, None) => Body::Json(&empty),
+        };
+        let resp = self
+            .call(
+                st.method,
+                &st.action,
+                token.as_deref(),
+                body,
+                query.as_deref(),
+            )
+            .await?;
+
+        for (var, path) in &st.save {
+            if let Some(v) = get_path(&resp.body, path) {
+                vars.insert(var.clone(), v.clone());
+            }
+        }
+        let check = self.check(st, vars, &resp);
+        Ok((check, resp))
+    }
+
+    fn check(&self, st: &Step, vars: &Vars, resp: &Response) -> Result<(), String> {
+        if resp.status != st.expect_status {
+            return Err(format!(
+                "expected status {}, got {}: {}",
+                st.expect_status,
+                resp.status,
+                short(&resp.body)
+            ));
+        }
+        if let Some(e) = &st.expect {
+            check_subset(&substitute(e, vars)?, &resp.body, ArrayMode::Exact)?;
+        }
+        if let Some(e) = &st.expect_contains {
+            check_subset(&substitute(e, vars)?, &resp.body, ArrayMode::Contains)?;
+        }
+        if let Some(e) = &st.expect_excludes {
+            check_excludes(&substitute(e, vars)?, &resp.body)?;
+        }
+        for (var, path) in &st.save {
+            if get_path(&resp.body, path).is_none() {
+                return Err(format!("cannot save {var}: no {path} in the response"));
+            }
+        }
+        Ok(())
+    }
+
+    async fn call(
+        &self,
+        method: Method,
+        action: &str,
+        token: Option<&str>,
+        body: Body<'_>,
+        query: Option<&str>,
+    ) -> Result<Response, String> {
+        let mut url = format!("{}/api/3/action/{action}", self.base_url);
+        let mut req = match method {
+            Method::Get => {
+                let q = match (query, &body) {
+                    (Some(q), _) => q.to_string(),
+                    (None, Body::Json(p)) => encode_query(p),
+                    (None, Body::Raw(..)) => String::new(),
+                };
+                if !q.is_empty() {
+                    url = format!("{url}?{q}");
+                }
+                let req = self.client.get(&url);
+                match body {
+                    Body::Raw(raw, ctype) => req
+                        .header(reqwest::header::CONTENT_TYPE, ctype)
+                        .body(raw.to_string()),
+                    Body::Json(_) => req,
+                }
+            }
+            Method::Post => {
+                if let Some(q) = query.filter(|q| !q.is_empty()) {
+                    url = format!("{url}?{q}");
+                }
+                let (text, ctype) = match body {
+                    Body::Raw(raw, ctype) => (raw.to_string(), ctype),
+                    Body::Json(p) => (p.to_string(), "application/json"),
+                };
+                self.client
+                    .post(&url)
+                    .header(reqwest::header::CONTENT_TYPE, ctype)
+                    .body(text)
+            }
+        };
+        if let Some(t) = token {
+            req = req.header(reqwest::header::AUTHORIZATION, t);
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| format!("{action}: request failed: {e}"))?;
+        let status = resp.status().as_u16();
+        let text = resp
+            .text()
+            .await
+            .map_err(|e| format!("{action}: reading the body failed: {e}"))?;
+        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        Ok(Response { status, body })
+    }
+}
+
+enum Body<'a> {
+    Json(&'a Value),
+    /// Body text and its content type.
+    Raw(&'a str, &'a str),
+}
+
+/// GET parameters as CKAN reads them: strings verbatim, lists as repeated keys, anything
+/// else as JSON text.
+fn encode_query(params: &Value) -> String {
+    let mut ser: Vec<(String, String)> = Vec::new();
+    if let Value::Object(m) = params {
+        for (k, v) in m {
+            match v {
+                Value::Array(items) => {
+                    for item in items {
+                        ser.push((k.clone(), scalar_text(item)));
+                    }
+                }
+                other => ser.push((k.clone(), scalar_text(other))),
+            }
+        }
+    }
+    ser.iter()
+        .map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `application/x-www-form-urlencoded` escaping of one key or value.
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'*' => {
+                out.push(b as char)
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_suffixes_are_valid_names_and_never_hex() {
+        let s = random_run_suffix();
+        assert_eq!(s.len(), 8);
+        assert!(s.starts_with('r'));
+        assert!(s
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
+        assert_ne!(random_run_suffix(), random_run_suffix());
+    }
+
+    #[test]
+    fn get_params_become_a_query_string() {
+        let q = encode_query(&json!({"id": "a b+c", "all_fields": true, "f": ["x", "y"]}));
+        assert_eq!(q, "id=a+b%2Bc&all_fields=true&f=x&f=y");
+    }
+}

@@ -172,10 +172,12 @@ impl Runner {
         tokens: &mut BTreeMap<String, String>,
     ) -> Result<(), String> {
         for (alias, spec) in &sc.users {
-            let name = format!("{alias}-{}", self.run);
+            // Aliases repeat across scenarios, so the scenario is part of the name.
+            let name = format!("{alias}-{}-{}", sc.name, self.run);
+            let email = format!("{name}@example.org");
             let mut params = json!({
                 "name": name,
-                "email": format!("{alias}-{}@example.org", self.run),
+                "email": email,
                 "password": USER_PASSWORD,
             });
             if spec.sysadmin {
@@ -224,6 +226,7 @@ impl Runner {
                 })?
                 .to_string();
             vars.insert(format!("user.{alias}.name"), Value::String(name));
+            vars.insert(format!("user.{alias}.email"), Value::String(email));
             vars.insert(format!("user.{alias}.id"), id);
             vars.insert(format!("user.{alias}.token"), Value::String(token.clone()));
             tokens.insert(alias.clone(), token);

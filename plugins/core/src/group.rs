@@ -937,7 +937,7 @@ async fn member_user(
         .ok_or_else(|| missing("username"))?;
     let user = q::user_by_ref(ctx.db().await?, &username)
         .await?
-        .ok_or_else(|| not_found("User not found"))?;
+        .ok_or_else(|| validation().field("username", "User not found").build())?;
     let mut m = Params::new();
     m.insert("id".into(), json!(g.id));
     m.insert("object".into(), json!(user.id));

@@ -419,8 +419,16 @@ async fn claim_name(
                     .fetch_optional(&mut *conn)
                     .await?;
             if renamed.is_none() {
-                sqlx::query("UPDATE package SET name = id WHERE id = $1")
+                // The freed dataset takes its id as name, in its row and in its document.
+                let (data,): (String,) = sqlx::query_as("SELECT data FROM package WHERE id = $1")
                     .bind(&id)
+                    .fetch_one(&mut *conn)
+                    .await?;
+                let mut doc: Map<String, Value> = serde_json::from_str(&data)?;
+                doc.insert("name".into(), json!(id));
+                sqlx::query("UPDATE package SET name = id, data = $2 WHERE id = $1")
+                    .bind(&id)
+                    .bind(serde_json::to_string(&doc)?)
                     .execute(&mut *conn)
                     .await?;
             } else {

@@ -166,7 +166,10 @@ mod tests {
     use super::*;
 
     #[test]
-    #[expect(clippy::result_large_err, reason = "figment::Jail's closure type is figment's own")]
+    #[expect(
+        clippy::result_large_err,
+        reason = "figment::Jail's closure type is figment's own"
+    )]
     fn toml_dotted_keys_override_defaults_and_env_overrides_toml() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("catalog.toml");

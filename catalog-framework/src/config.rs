@@ -108,6 +108,8 @@ impl Default for AuthConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SearchConfig {
+    /// The search backend plugin: `tantivy` (embedded, the default) or `postgres`.
+    pub backend: String,
     pub rows_max: i64,
     pub remove_deleted_packages: bool,
     pub default_package_sort: String,
@@ -117,6 +119,7 @@ pub struct SearchConfig {
 impl Default for SearchConfig {
     fn default() -> Self {
         SearchConfig {
+            backend: "tantivy".into(),
             rows_max: 1000,
             remove_deleted_packages: true,
             default_package_sort: "score desc, metadata_modified desc".into(),

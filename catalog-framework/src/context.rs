@@ -17,6 +17,8 @@ pub struct App {
     pub store: Store,
     pub registry: Registry,
     pub data_dir: PathBuf,
+    /// The search backend chosen by `catalog.search.backend`, and its indexer.
+    pub search: crate::search::indexer::SearchService,
 }
 
 /// What axum handlers and plugin routes receive as state.
@@ -158,6 +160,14 @@ impl ActionContext {
                 db.commit()
                     .await
                     .map_err(|e| internal(format!("commit: {e}")))?;
+                if self.write {
+                    // Let the next writer in, then bring the index up to this write before
+                    // answering (read-your-writes). A failure leaves the outbox for a retry.
+                    drop(self._write_guard.take());
+                    if let Err(e) = crate::search::indexer::SearchService::sync(&self.app).await {
+                        tracing::error!(action, error = %e, "search index sync failed; the outbox keeps the change");
+                    }
+                }
                 Ok(v)
             }
             // Dropping an uncommitted transaction rolls it back: nothing of a failed call stays.

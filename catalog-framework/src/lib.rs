@@ -12,6 +12,7 @@ pub mod http;
 pub mod identity;
 pub mod params;
 pub mod registry;
+pub mod search;
 pub mod store;
 pub mod store_queries;
 pub mod time;
@@ -29,8 +30,13 @@ pub mod prelude {
         Action, AuthFunction, DatasetSchema, Params, SchemaContext, SchemaOp,
     };
     pub use crate::store_queries::RowExt;
+    pub use crate::search::{
+        IndexDocument, IndexRebuild, Query, SearchBackend, SearchBackendFactory,
+        SearchBackendInit, SearchHits, SearchRequest, SortField, SortKey,
+    };
     pub use crate::{
         register_action, register_auth, register_dataset_schema, register_plugin, register_routes,
+        register_search_backend,
     };
     pub use async_trait::async_trait;
     pub use serde_json::{json, Map, Value};
@@ -55,10 +61,48 @@ pub async fn build_app(
     std::fs::create_dir_all(&data_dir)?;
     let store = store::Store::connect(database_url).await?;
     store.migrate().await?;
-    Ok(Arc::new(context::App {
+    let backend_name = config.catalog.search.backend.clone();
+    let factory = registry.search_backend(&backend_name).ok_or_else(|| {
+        anyhow::anyhow!(
+            "catalog.search.backend = {backend_name:?} is not a registered search backend (registered: {})",
+            registry.summary()["search_backends"]
+        )
+    })?;
+    let backend = factory
+        .open(search::SearchBackendInit {
+            config: config.clone(),
+            store: store.clone(),
+            data_dir: data_dir.clone(),
+        })
+        .await?;
+    let app = Arc::new(context::App {
         config,
         store,
         registry,
         data_dir,
-    }))
+        search: search::indexer::SearchService::new(backend),
+    });
+    prepare_search(&app).await?;
+    Ok(app)
+}
+
+/// Drains what a crash left in the outbox; fills an empty index (a new backend, a deleted
+/// index directory) from the store.
+async fn prepare_search(app: &context::AppState) -> anyhow::Result<()> {
+    let drained = search::indexer::SearchService::sync(app).await?;
+    if drained > 0 {
+        tracing::info!(datasets = drained, "search index caught up from the outbox");
+    }
+    let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM package")
+        .fetch_one(&app.store.pool)
+        .await?;
+    let indexed = app.search.backend.indexed().await?.len();
+    if stored > 0 && indexed == 0 {
+        tracing::info!(datasets = stored, "search index is empty: rebuilding it");
+        let report = search::indexer::SearchService::rebuild(app, &|_, _| {}).await?;
+        for (id, e) in &report.failed {
+            tracing::warn!(dataset = %id, error = %e, "dataset could not be indexed");
+        }
+    }
+    Ok(())
 }

@@ -95,6 +95,11 @@ registration!(
     RoutesRegistration, axum::Router<crate::context::AppState>
 );
 
+registration!(
+    /// A search backend, submitted with [`register_search_backend!`](crate::register_search_backend).
+    SearchBackendRegistration, Box<dyn crate::search::SearchBackendFactory>
+);
+
 /// A plugin's name, as `status_show` lists it in `extensions`.
 pub struct PluginRegistration {
     pub name: &'static str,
@@ -210,6 +215,7 @@ pub struct Registry {
     auth: BTreeMap<String, Arc<Box<dyn AuthFunction>>>,
     schemas: BTreeMap<String, Arc<Box<dyn DatasetSchema>>>,
     routes: BTreeMap<String, Arc<axum::Router<crate::context::AppState>>>,
+    search_backends: BTreeMap<String, Arc<Box<dyn crate::search::SearchBackendFactory>>>,
     plugins: Vec<&'static str>,
 }
 
@@ -232,6 +238,10 @@ impl Registry {
             "routes",
             inventory::iter::<RoutesRegistration>().map(|r| (r.name, r.priority, r.build)),
         )?;
+        let search_backends = resolve(
+            "search backend",
+            inventory::iter::<SearchBackendRegistration>().map(|r| (r.name, r.priority, r.build)),
+        )?;
         let mut plugins: Vec<&'static str> = inventory::iter::<PluginRegistration>()
             .map(|p| p.name)
             .collect();
@@ -242,6 +252,7 @@ impl Registry {
             auth,
             schemas,
             routes,
+            search_backends,
             plugins,
         })
     }
@@ -264,6 +275,13 @@ impl Registry {
         self.routes.values().map(|r| r.as_ref())
     }
 
+    pub fn search_backend(
+        &self,
+        name: &str,
+    ) -> Option<&Arc<Box<dyn crate::search::SearchBackendFactory>>> {
+        self.search_backends.get(name)
+    }
+
     pub fn plugins(&self) -> &[&'static str] {
         &self.plugins
     }
@@ -276,6 +294,7 @@ impl Registry {
             "auth_functions": names(self.auth.keys().collect()),
             "dataset_schemas": names(self.schemas.keys().collect()),
             "routes": names(self.routes.keys().collect()),
+            "search_backends": names(self.search_backends.keys().collect()),
             "plugins": self.plugins,
         })
     }

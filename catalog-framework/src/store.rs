@@ -26,11 +26,50 @@ pub struct Store {
     write_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
 
-const MIGRATIONS: &[(&str, &str, &str)] = &[(
-    "0001_init",
-    include_str!("../migrations/sqlite/0001_init.sql"),
-    include_str!("../migrations/postgres/0001_init.sql"),
-)];
+const MIGRATIONS: &[(&str, &str, &str)] = &[
+    (
+        "0001_init",
+        include_str!("../migrations/sqlite/0001_init.sql"),
+        include_str!("../migrations/postgres/0001_init.sql"),
+    ),
+    (
+        "0002_search_outbox",
+        include_str!("../migrations/sqlite/0002_search_outbox.sql"),
+        include_str!("../migrations/postgres/0002_search_outbox.sql"),
+    ),
+];
+
+/// Splits a migration into statements at `;`, keeping SQLite trigger bodies
+/// (`BEGIN … END`) and PostgreSQL dollar-quoted bodies (`$$ … $$`) whole.
+fn statements(sql: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for piece in sql.split(';') {
+        if !cur.is_empty() {
+            cur.push(';');
+        }
+        cur.push_str(piece);
+        let t = cur.trim();
+        let body: String = t
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("--"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let upper = body.trim().to_ascii_uppercase();
+        let open_dollar = body.matches("$$").count() % 2 == 1;
+        let open_trigger = upper.starts_with("CREATE TRIGGER")
+            && upper.contains("BEGIN")
+            && !upper.ends_with("END");
+        if open_dollar || open_trigger {
+            continue;
+        }
+        if !body.trim().is_empty() {
+            out.push(body.trim().to_string());
+        }
+        cur.clear();
+    }
+    out
+}
 
 impl Store {
     /// Connects to `url` (`sqlite://…` or `postgres://…`).
@@ -102,8 +141,8 @@ impl Store {
                 Backend::Postgres => postgres,
             };
             let mut tx = conn.begin().await?;
-            for stmt in sql.split(';').map(str::trim).filter(|s| !s.is_empty()) {
-                tx.execute(stmt).await?;
+            for stmt in statements(sql) {
+                tx.execute(stmt.as_str()).await?;
             }
             sqlx::query("INSERT INTO catalog_migration (version, applied_at) VALUES ($1, $2)")
                 .bind(*version)
@@ -116,7 +155,8 @@ impl Store {
         Ok(())
     }
 
-    pub(crate) async fn lock_writes(&self) -> Option<tokio::sync::OwnedMutexGuard<()>> {
+    /// On SQLite, waits for the single-writer lock (held until the guard drops).
+    pub async fn lock_writes(&self) -> Option<tokio::sync::OwnedMutexGuard<()>> {
         match self.backend {
             Backend::Sqlite => Some(self.write_lock.clone().lock_owned().await),
             Backend::Postgres => None,
@@ -158,5 +198,21 @@ impl Db {
             t.commit().await?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::statements;
+
+    #[test]
+    fn splits_keeping_trigger_and_function_bodies() {
+        let sqlite = statements(include_str!("../migrations/sqlite/0002_search_outbox.sql"));
+        assert_eq!(sqlite.len(), 8);
+        assert!(sqlite[1].starts_with("CREATE TRIGGER") && sqlite[1].ends_with("END"));
+        let pg = statements(include_str!("../migrations/postgres/0002_search_outbox.sql"));
+        assert_eq!(pg.len(), 7);
+        assert!(pg[1].contains("RETURN NULL;") && pg[1].ends_with("$$"));
+        assert_eq!(statements("CREATE TABLE a (x INT);\n-- c\nCREATE TABLE b (y INT);").len(), 2);
     }
 }

@@ -1,0 +1,118 @@
+//! Search: the [`SearchBackend`] extension point, CKAN's query language ([`query`]), the
+//! index document ([`document`]) and the indexer that keeps the index in step with the store
+//! through an outbox ([`indexer`]).
+//!
+//! A backend is registered with [`register_search_backend!`](crate::register_search_backend)
+//! under a name and chosen by `catalog.search.backend` (default `tantivy`).
+
+pub mod document;
+pub mod fields;
+pub mod indexer;
+pub mod query;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::config::Config;
+use crate::error::CkanResult;
+use crate::store::Store;
+
+pub use document::IndexDocument;
+pub use query::{Query, RangeValue};
+
+/// What a search asks of a backend. `query` is scored; `filters` must all match and do not
+/// score (CKAN's `fq`, `fq_list`, state, capacity and permission labels).
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    pub query: Query,
+    pub filters: Vec<Query>,
+    pub sort: Vec<SortKey>,
+    pub start: usize,
+    pub rows: usize,
+    pub facet_fields: Vec<String>,
+    /// Values per facet; `None` is unlimited.
+    pub facet_limit: Option<usize>,
+    pub facet_mincount: u64,
+}
+
+/// One sort key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SortKey {
+    pub field: SortField,
+    pub descending: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SortField {
+    Score,
+    /// One of [`fields::SORTABLE`].
+    Field(String),
+}
+
+/// A backend's answer.
+#[derive(Debug, Clone, Default)]
+pub struct SearchHits {
+    /// Total matches, before paging.
+    pub count: u64,
+    /// The stored `package_show` dicts (JSON text) of the requested page, in order.
+    pub docs: Vec<String>,
+    /// Per requested facet field: `(value, count)`, count descending then value ascending.
+    pub facets: Vec<(String, Vec<(String, u64)>)>,
+}
+
+/// A search engine holding one document per dataset.
+#[async_trait]
+pub trait SearchBackend: Send + Sync + 'static {
+    /// Adds or replaces `upserts`, removes `deletes` (dataset ids), and makes the result
+    /// visible to every later [`SearchBackend::search`] before returning.
+    async fn apply(&self, upserts: Vec<IndexDocument>, deletes: Vec<String>)
+        -> anyhow::Result<()>;
+
+    /// Runs a query. Bad field names or sorts give CKAN's search errors.
+    async fn search(&self, req: &SearchRequest) -> CkanResult<SearchHits>;
+
+    /// Every indexed dataset: `(id, metadata_modified)`, for `search-index check`.
+    async fn indexed(&self) -> anyhow::Result<Vec<(String, String)>>;
+
+    /// Starts a rebuild into a fresh index; the current one keeps serving until
+    /// [`IndexRebuild::finish`] swaps the new one in.
+    async fn rebuild(&self) -> anyhow::Result<Box<dyn IndexRebuild>>;
+}
+
+/// A rebuild in progress.
+#[async_trait]
+pub trait IndexRebuild: Send {
+    async fn add(&mut self, docs: Vec<IndexDocument>) -> anyhow::Result<()>;
+    /// Removes datasets added earlier (a replayed deletion).
+    async fn delete(&mut self, ids: Vec<String>) -> anyhow::Result<()>;
+    /// Commits the new index and swaps it in.
+    async fn finish(self: Box<Self>) -> anyhow::Result<()>;
+}
+
+/// What a backend gets when it opens.
+pub struct SearchBackendInit {
+    pub config: Config,
+    pub store: Store,
+    pub data_dir: PathBuf,
+}
+
+/// Opens a backend; registered under the backend's name.
+#[async_trait]
+pub trait SearchBackendFactory: Send + Sync + 'static {
+    async fn open(&self, init: SearchBackendInit) -> anyhow::Result<Arc<dyn SearchBackend>>;
+}
+
+/// Registers a [`SearchBackendFactory`]: `register_search_backend!("tantivy", TantivyFactory);`
+#[macro_export]
+macro_rules! register_search_backend {
+    ($name:literal, $value:expr) => {
+        $crate::register_search_backend!($name, $value, priority = 0);
+    };
+    ($name:literal, $value:expr, priority = $p:expr) => {
+        $crate::__private::inventory::submit! {
+            $crate::registry::SearchBackendRegistration { name: $name, priority: $p, build: || Box::new($value) }
+        }
+    };
+}

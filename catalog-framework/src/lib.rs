@@ -29,11 +29,11 @@ pub mod prelude {
     pub use crate::registry::{
         Action, AuthFunction, DatasetSchema, Params, SchemaContext, SchemaOp,
     };
-    pub use crate::store_queries::RowExt;
     pub use crate::search::{
-        IndexDocument, IndexRebuild, Query, SearchBackend, SearchBackendFactory,
-        SearchBackendInit, SearchHits, SearchRequest, SortField, SortKey,
+        IndexDocument, IndexRebuild, Query, SearchBackend, SearchBackendFactory, SearchBackendInit,
+        SearchHits, SearchRequest, SortField, SortKey,
     };
+    pub use crate::store_queries::RowExt;
     pub use crate::{
         register_action, register_auth, register_dataset_schema, register_plugin, register_routes,
         register_search_backend,

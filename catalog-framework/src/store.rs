@@ -210,9 +210,14 @@ mod tests {
         let sqlite = statements(include_str!("../migrations/sqlite/0002_search_outbox.sql"));
         assert_eq!(sqlite.len(), 8);
         assert!(sqlite[1].starts_with("CREATE TRIGGER") && sqlite[1].ends_with("END"));
-        let pg = statements(include_str!("../migrations/postgres/0002_search_outbox.sql"));
+        let pg = statements(include_str!(
+            "../migrations/postgres/0002_search_outbox.sql"
+        ));
         assert_eq!(pg.len(), 7);
         assert!(pg[1].contains("RETURN NULL;") && pg[1].ends_with("$$"));
-        assert_eq!(statements("CREATE TABLE a (x INT);\n-- c\nCREATE TABLE b (y INT);").len(), 2);
+        assert_eq!(
+            statements("CREATE TABLE a (x INT);\n-- c\nCREATE TABLE b (y INT);").len(),
+            2
+        );
     }
 }

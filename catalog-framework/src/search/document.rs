@@ -88,14 +88,24 @@ impl IndexDocument {
         if let Some(title) = pkg.get("title").and_then(Value::as_str) {
             doc.push("title_string", title);
         }
-        for t in pkg.get("tags").and_then(Value::as_array).into_iter().flatten() {
+        for t in pkg
+            .get("tags")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let name = str_of(t.get("name"));
             match t.get("vocabulary_id").and_then(Value::as_str) {
                 Some(v) if !v.is_empty() => doc.push(&format!("vocab_{v}"), &name),
                 _ => doc.push("tags", &name),
             }
         }
-        for g in pkg.get("groups").and_then(Value::as_array).into_iter().flatten() {
+        for g in pkg
+            .get("groups")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             doc.push("groups", &str_of(g.get("name")));
         }
         if let Some(org) = pkg.get("organization").filter(|o| o.is_object()) {
@@ -115,7 +125,14 @@ impl IndexDocument {
             }
         }
         if let Some(p) = pkg.get("private") {
-            doc.push("private", if p.as_bool().unwrap_or(false) { "true" } else { "false" });
+            doc.push(
+                "private",
+                if p.as_bool().unwrap_or(false) {
+                    "true"
+                } else {
+                    "false"
+                },
+            );
         }
         // The catch-all `text` field.
         let copied: Vec<String> = doc
@@ -160,7 +177,12 @@ impl IndexDocument {
     }
 
     fn push_resources(&mut self, pkg: &Map<String, Value>, extra_fields: &[String]) {
-        for r in pkg.get("resources").and_then(Value::as_array).into_iter().flatten() {
+        for r in pkg
+            .get("resources")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             for (field, key) in [
                 ("res_name", "name"),
                 ("res_description", "description"),
@@ -181,7 +203,12 @@ impl IndexDocument {
     }
 
     fn push_extras(&mut self, pkg: &Map<String, Value>) {
-        for e in pkg.get("extras").and_then(Value::as_array).into_iter().flatten() {
+        for e in pkg
+            .get("extras")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let key: String = str_of(e.get("key"))
                 .chars()
                 .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')

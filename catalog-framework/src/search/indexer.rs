@@ -63,12 +63,11 @@ impl SearchService {
         let _guard = svc.sync_lock.lock().await;
         let mut total = 0;
         loop {
-            let rows = sqlx::query(
-                "SELECT seq, package_id FROM search_outbox ORDER BY seq LIMIT $1",
-            )
-            .bind(BATCH)
-            .fetch_all(&app.store.pool)
-            .await?;
+            let rows =
+                sqlx::query("SELECT seq, package_id FROM search_outbox ORDER BY seq LIMIT $1")
+                    .bind(BATCH)
+                    .fetch_all(&app.store.pool)
+                    .await?;
             if rows.is_empty() {
                 return Ok(total);
             }

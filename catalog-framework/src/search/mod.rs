@@ -67,8 +67,7 @@ pub struct SearchHits {
 pub trait SearchBackend: Send + Sync + 'static {
     /// Adds or replaces `upserts`, removes `deletes` (dataset ids), and makes the result
     /// visible to every later [`SearchBackend::search`] before returning.
-    async fn apply(&self, upserts: Vec<IndexDocument>, deletes: Vec<String>)
-        -> anyhow::Result<()>;
+    async fn apply(&self, upserts: Vec<IndexDocument>, deletes: Vec<String>) -> anyhow::Result<()>;
 
     /// Runs a query. Bad field names or sorts give CKAN's search errors.
     async fn search(&self, req: &SearchRequest) -> CkanResult<SearchHits>;

@@ -18,7 +18,10 @@ pub enum Query {
     /// `*:*`
     All,
     /// A single term; text fields analyse it (several tokens then behave as a phrase).
-    Term { field: String, value: String },
+    Term {
+        field: String,
+        value: String,
+    },
     /// A quoted phrase, with the proximity of `"…"~n`.
     Phrase {
         field: String,
@@ -26,7 +29,10 @@ pub enum Query {
         slop: u32,
     },
     /// A term with `*` / `?` wildcards.
-    Wildcard { field: String, pattern: String },
+    Wildcard {
+        field: String,
+        pattern: String,
+    },
     /// `term~n`: edit distance at most `distance` (1 or 2).
     Fuzzy {
         field: String,
@@ -34,7 +40,9 @@ pub enum Query {
         distance: u8,
     },
     /// `field:*` or `field:[* TO *]`.
-    Exists { field: String },
+    Exists {
+        field: String,
+    },
     Range {
         field: String,
         lower: Bound<RangeValue>,
@@ -49,7 +57,10 @@ pub enum Query {
         must_not: Vec<Query>,
         min_should: usize,
     },
-    Boost { query: Box<Query>, boost: f32 },
+    Boost {
+        query: Box<Query>,
+        boost: f32,
+    },
 }
 
 /// A range end: a date (date fields, after date math) or a string (everything else compares
@@ -394,7 +405,11 @@ fn lex(s: &str) -> Result<Vec<Tok>> {
                 let mut text = String::new();
                 loop {
                     match chars.get(j) {
-                        None => return err(format!("Cannot parse '{s}': Lexical error: unterminated phrase")),
+                        None => {
+                            return err(format!(
+                                "Cannot parse '{s}': Lexical error: unterminated phrase"
+                            ))
+                        }
                         Some('\\') => {
                             if let Some(n) = chars.get(j + 1) {
                                 text.push(*n);
@@ -417,7 +432,9 @@ fn lex(s: &str) -> Result<Vec<Tok>> {
                     .position(|ch| *ch == ']' || *ch == '}')
                     .map(|p| p + i + 1);
                 let Some(close) = close else {
-                    return err(format!("Cannot parse '{s}': Encountered \"<EOF>\" in a range"));
+                    return err(format!(
+                        "Cannot parse '{s}': Encountered \"<EOF>\" in a range"
+                    ));
                 };
                 let inner: String = chars[i + 1..close].iter().collect();
                 let parts: Vec<&str> = inner.split_whitespace().collect();
@@ -437,7 +454,9 @@ fn lex(s: &str) -> Result<Vec<Tok>> {
             '^' => {
                 let (num, j) = read_number(&chars, i + 1);
                 let Some(b) = num else {
-                    return err(format!("Cannot parse '{s}': a boost needs a number after ^"));
+                    return err(format!(
+                        "Cannot parse '{s}': a boost needs a number after ^"
+                    ));
                 };
                 out.push(Tok::Caret(b));
                 i = j;
@@ -459,12 +478,18 @@ fn lex(s: &str) -> Result<Vec<Tok>> {
                     if ch == '\\' {
                         match chars.get(j + 1) {
                             Some(n) => text.push(*n),
-                            None => return err(format!("Cannot parse '{s}': Lexical error: trailing backslash")),
+                            None => {
+                                return err(format!(
+                                    "Cannot parse '{s}': Lexical error: trailing backslash"
+                                ))
+                            }
                         }
                         j += 2;
                         continue;
                     }
-                    if ch.is_whitespace() || (SPECIAL.contains(&ch) && !(ch == '-' || ch == '+' || ch == '!') ) {
+                    if ch.is_whitespace()
+                        || (SPECIAL.contains(&ch) && !(ch == '-' || ch == '+' || ch == '!'))
+                    {
                         break;
                     }
                     if ch == '*' || ch == '?' {
@@ -708,9 +733,8 @@ impl Parser {
         }
         if kind(field) == FieldKind::Date {
             // A date term matches that instant exactly.
-            let d = parse_date_math(&text, self.now, false).ok_or_else(|| {
-                QueryError(format!("Invalid Date String:'{text}'"))
-            })?;
+            let d = parse_date_math(&text, self.now, false)
+                .ok_or_else(|| QueryError(format!("Invalid Date String:'{text}'")))?;
             return Ok(Query::Range {
                 field: field.into(),
                 lower: Bound::Included(RangeValue::Date(d)),
@@ -1039,10 +1063,7 @@ mod tests {
             }
         );
         assert_eq!(lucene("url:http\\://x"), Query::term("url", "http://x"));
-        assert_eq!(
-            lucene("name:my-dataset"),
-            Query::term("name", "my-dataset")
-        );
+        assert_eq!(lucene("name:my-dataset"), Query::term("name", "my-dataset"));
     }
 
     #[test]

@@ -37,6 +37,7 @@ macro_rules! auth {
 auth! {
     package_show, anon = true, package_read;
     resource_show, anon = true, package_read;
+    package_search, anon = true, allow;
     package_list, anon = true, allow;
     current_package_list_with_resources, anon = true, allow;
     group_show, anon = true, group_read;

@@ -10,6 +10,7 @@ mod group;
 pub mod licenses;
 mod package;
 mod resource;
+mod search;
 mod site;
 mod user;
 
@@ -53,6 +54,7 @@ actions! {
     write package_patch => package::package_patch, "Patch a dataset: only the given fields change.";
     write package_delete => package::package_delete, "Delete a dataset (its state becomes `deleted`).";
     write dataset_purge => package::dataset_purge, "Purge a dataset: remove it and everything it owns permanently. Sysadmins only.";
+    read package_search => search::package_search, "Search for datasets with CKAN's query language.\n\n:param q: the query (Solr syntax; default `*:*`)\n:param fq: a filter query\n:param fq_list: more filter queries\n:param sort: e.g. `metadata_modified desc` (default `score desc, metadata_modified desc`)\n:param rows: results per page (default 10, at most catalog.search.rows_max)\n:param start: offset of the first result\n:param facet.field: fields to facet on (a list)\n:param facet.limit: values per facet (default 50; negative for all)\n:param facet.mincount: least count of a facet value (default 1)\n:param include_private: include the private datasets the caller may read\n:param include_drafts: include drafts the caller may read\n:param include_deleted: include deleted datasets (when they are indexed)\n:rtype: dictionary with count, results, facets, search_facets and sort";
     read package_list => package::package_list, "Return the names of the site's active public datasets.\n\n:param limit: optional\n:param offset: optional";
     read current_package_list_with_resources => package::current_package_list_with_resources, "Return the most recently modified datasets with their resources.";
     write package_owner_org_update => package::package_owner_org_update, "Move a dataset to another organization. Sysadmins only.";

@@ -1,0 +1,621 @@
+//! The embedded search backend: a tantivy index in `<data dir>/search/tantivy/`.
+//!
+//! Layout of a document:
+//! - `id`, `data` (the stored `package_show` dict), `mm_raw` (`metadata_modified` as stored);
+//! - `s`, `t`, `g`: JSON objects holding CKAN's string fields (raw, exact, fast for facets),
+//!   text fields (English analysis with stemming) and text_general fields (no stemming);
+//! - `d`: JSON object of the dynamic date fields (`*_date`);
+//! - `metadata_modified`, `metadata_created`: dates at microsecond precision, for ranges and
+//!   sorting; `o`: a JSON object of every sortable string field, always present;
+//! - `present`: the names of the fields a document has (`field:*`).
+//!
+//! Each index lives in a generation directory named by the `CURRENT` file, so a rebuild writes
+//! a new generation while the old one serves and swaps by rewriting `CURRENT`.
+#![forbid(unsafe_code)]
+
+mod query;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use catalog_framework::error::search_error;
+use catalog_framework::prelude::*;
+use catalog_framework::search::fields::{kind, FieldKind, SORTABLE};
+use tantivy::aggregation::agg_req::Aggregations;
+use tantivy::aggregation::agg_result::AggregationResults;
+use tantivy::aggregation::{AggContextParams, AggregationCollector, AggregationLimitsGuard};
+use tantivy::collector::sort_key::SortByErasedType;
+use tantivy::collector::{Count, TopDocs};
+use tantivy::directory::MmapDirectory;
+use tantivy::query::{BooleanQuery, Occur};
+use tantivy::schema::{
+    DateOptions, DateTimePrecision, Field, IndexRecordOption, JsonObjectOptions, OwnedValue,
+    Schema, TextFieldIndexing, TextOptions, Value as _, FAST, STORED, STRING,
+};
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
+    TextAnalyzer,
+};
+use tantivy::{
+    DateTime, Index, IndexReader, IndexWriter, Order, ReloadPolicy, TantivyDocument, Term,
+};
+
+register_plugin!("search_tantivy");
+register_search_backend!("tantivy", TantivyFactory);
+
+/// Memory of the writer that applies live changes.
+const LIVE_WRITER_BYTES: usize = 50_000_000;
+/// Memory of a rebuild's writer.
+const REBUILD_WRITER_BYTES: usize = 150_000_000;
+
+/// Opens the tantivy backend for `catalog.search.backend = "tantivy"`.
+pub struct TantivyFactory;
+
+#[async_trait]
+impl SearchBackendFactory for TantivyFactory {
+    async fn open(&self, init: SearchBackendInit) -> anyhow::Result<Arc<dyn SearchBackend>> {
+        let root = init.data_dir.join("search").join("tantivy");
+        let backend = tokio::task::spawn_blocking(move || TantivyBackend::open(&root)).await??;
+        Ok(Arc::new(backend))
+    }
+}
+
+/// The fields of the schema.
+#[derive(Clone, Copy)]
+pub(crate) struct Fields {
+    pub id: Field,
+    pub data: Field,
+    pub mm_raw: Field,
+    pub s: Field,
+    pub t: Field,
+    pub g: Field,
+    pub d: Field,
+    pub o: Field,
+    pub present: Field,
+    pub modified: Field,
+    pub created: Field,
+}
+
+pub(crate) const EN: &str = "catalog_en";
+pub(crate) const GENERAL: &str = "catalog_general";
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text_json = |tokenizer: &str| {
+        JsonObjectOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(tokenizer)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        )
+    };
+    let date = DateOptions::default()
+        .set_indexed()
+        .set_fast()
+        .set_precision(DateTimePrecision::Microseconds);
+    let f = Fields {
+        id: b.add_text_field("id", STRING | STORED | FAST),
+        data: b.add_text_field("data", TextOptions::default().set_stored()),
+        mm_raw: b.add_text_field("mm_raw", TextOptions::default().set_fast("raw")),
+        s: b.add_json_field(
+            "s",
+            JsonObjectOptions::default()
+                .set_indexing_options(
+                    TextFieldIndexing::default()
+                        .set_tokenizer("raw")
+                        .set_index_option(IndexRecordOption::Basic),
+                )
+                .set_fast("raw"),
+        ),
+        t: b.add_json_field("t", text_json(EN)),
+        g: b.add_json_field("g", text_json(GENERAL)),
+        d: b.add_json_field(
+            "d",
+            JsonObjectOptions::default()
+                .set_indexing_options(TextFieldIndexing::default())
+                .set_fast("raw"),
+        ),
+        o: b.add_json_field("o", JsonObjectOptions::default().set_fast("raw")),
+        present: b.add_text_field("present", STRING),
+        modified: b.add_date_field("metadata_modified", date.clone()),
+        created: b.add_date_field("metadata_created", date),
+    };
+    (b.build(), f)
+}
+
+/// CKAN's `text` analysis (less word-delimiter splitting and synonyms).
+pub(crate) fn en_analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(100))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+/// CKAN's `text_general` analysis.
+pub(crate) fn general_analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(100))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .build()
+}
+
+/// One index generation: the index, its reader and its writer.
+struct Generation {
+    name: String,
+    reader: IndexReader,
+    writer: Mutex<IndexWriter>,
+    f: Fields,
+}
+
+impl Generation {
+    fn open(
+        root: &Path,
+        name: &str,
+        writer_bytes: usize,
+        threads: usize,
+    ) -> anyhow::Result<Generation> {
+        let dir = root.join(name);
+        std::fs::create_dir_all(&dir)?;
+        let (schema, f) = schema();
+        let index = Index::open_or_create(MmapDirectory::open(&dir)?, schema)?;
+        index.tokenizers().register(EN, en_analyzer());
+        index.tokenizers().register(GENERAL, general_analyzer());
+        let writer = index.writer_with_num_threads(threads, writer_bytes)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(Generation {
+            name: name.to_string(),
+            reader,
+            writer: Mutex::new(writer),
+            f,
+        })
+    }
+
+    fn add(&self, docs: &[IndexDocument]) -> anyhow::Result<()> {
+        let w = self.writer.lock().expect("writer poisoned");
+        for d in docs {
+            w.delete_term(Term::from_field_text(self.f.id, &d.id));
+            w.add_document(to_doc(&self.f, d))?;
+        }
+        Ok(())
+    }
+
+    fn delete(&self, ids: &[String]) {
+        let w = self.writer.lock().expect("writer poisoned");
+        for id in ids {
+            w.delete_term(Term::from_field_text(self.f.id, id));
+        }
+    }
+
+    fn commit(&self) -> anyhow::Result<()> {
+        self.writer.lock().expect("writer poisoned").commit()?;
+        self.reader.reload()?;
+        Ok(())
+    }
+}
+
+/// The tantivy search backend.
+pub struct TantivyBackend {
+    root: PathBuf,
+    current: Arc<RwLock<Arc<Generation>>>,
+}
+
+fn read_current(root: &Path) -> Option<String> {
+    std::fs::read_to_string(root.join("CURRENT"))
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+fn write_current(root: &Path, name: &str) -> anyhow::Result<()> {
+    let tmp = root.join("CURRENT.tmp");
+    std::fs::write(&tmp, name)?;
+    std::fs::rename(tmp, root.join("CURRENT"))?;
+    Ok(())
+}
+
+fn new_generation_name() -> String {
+    format!("gen-{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%.6f"))
+}
+
+impl TantivyBackend {
+    /// Opens the current generation, or starts an empty one. An index written with another
+    /// schema is set aside for an empty one, which the start-up rebuild then fills.
+    pub fn open(root: &Path) -> anyhow::Result<TantivyBackend> {
+        std::fs::create_dir_all(root)?;
+        let name = read_current(root).unwrap_or_else(new_generation_name);
+        let generation = match Generation::open(root, &name, LIVE_WRITER_BYTES, 1) {
+            Ok(g) => g,
+            Err(e) => {
+                let fresh = new_generation_name();
+                tracing::warn!(error = %e, old = %name, new = %fresh, "search index unusable; starting an empty one");
+                Generation::open(root, &fresh, LIVE_WRITER_BYTES, 1)?
+            }
+        };
+        write_current(root, &generation.name)?;
+        remove_stale_generations(root, &generation.name);
+        Ok(TantivyBackend {
+            root: root.to_path_buf(),
+            current: Arc::new(RwLock::new(Arc::new(generation))),
+        })
+    }
+
+    fn current(&self) -> Arc<Generation> {
+        self.current.read().expect("poisoned").clone()
+    }
+}
+
+fn search_blocking(gen: &Generation, req: &SearchRequest) -> CkanResult<SearchHits> {
+    let searcher = gen.reader.searcher();
+    let builder = query::Builder::new(&gen.f);
+    let main = builder.build(&req.query)?;
+    let mut clauses: Vec<(Occur, Box<dyn tantivy::query::Query>)> = vec![(Occur::Must, main)];
+    for fq in &req.filters {
+        clauses.push((
+            Occur::Must,
+            Box::new(tantivy::query::ConstScoreQuery::new(
+                builder.build(fq)?,
+                0.0,
+            )),
+        ));
+    }
+    let q = BooleanQuery::new(clauses);
+    let count = searcher.search(&q, &Count).map_err(engine_error)?;
+    let docs = if req.rows == 0 || req.start >= count {
+        Vec::new()
+    } else {
+        let addrs = top_docs(&searcher, &q, req)?;
+        let mut out = Vec::with_capacity(addrs.len());
+        for a in addrs {
+            let d: TantivyDocument = searcher.doc(a).map_err(engine_error)?;
+            out.push(
+                d.get_first(gen.f.data)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("{}")
+                    .to_string(),
+            );
+        }
+        out
+    };
+    let facets = if req.facet_fields.is_empty() || count == 0 {
+        req.facet_fields
+            .iter()
+            .map(|f| (f.clone(), Vec::new()))
+            .collect()
+    } else {
+        facet_counts(&searcher, &q, req)?
+    };
+    Ok(SearchHits {
+        count: count as u64,
+        docs,
+        facets,
+    })
+}
+
+fn remove_stale_generations(root: &Path, keep: &str) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if name.starts_with("gen-") && name != keep && e.path().is_dir() {
+            if let Err(err) = std::fs::remove_dir_all(e.path()) {
+                tracing::warn!(dir = %name, error = %err, "could not remove an old index generation");
+            }
+        }
+    }
+}
+
+pub(crate) fn engine_error(e: impl std::fmt::Display) -> CkanError {
+    search_error(format!(
+        "'Search engine returned an error running query: {e}'"
+    ))
+}
+
+/// The column a sort key reads.
+fn sort_column(field: &SortField) -> CkanResult<SortByErasedType> {
+    match field {
+        SortField::Score => Ok(SortByErasedType::for_score()),
+        SortField::Field(f) if f == "metadata_modified" || f == "metadata_created" => {
+            Ok(SortByErasedType::for_field(f))
+        }
+        SortField::Field(f) if SORTABLE.contains(&f.as_str()) => {
+            Ok(SortByErasedType::for_field(format!("o.{f}")))
+        }
+        SortField::Field(f) => Err(search_error(format!(
+            "'Search engine returned an error running query: can not sort on undefined field: {f}'"
+        ))),
+    }
+}
+
+fn order(desc: bool) -> Order {
+    if desc {
+        Order::Desc
+    } else {
+        Order::Asc
+    }
+}
+
+/// The page of document addresses, by the requested sort keys then by id.
+fn top_docs(
+    searcher: &tantivy::Searcher,
+    q: &dyn tantivy::query::Query,
+    req: &SearchRequest,
+) -> CkanResult<Vec<tantivy::DocAddress>> {
+    let mut keys: Vec<(SortByErasedType, Order)> = Vec::new();
+    for k in req.sort.iter().take(3) {
+        keys.push((sort_column(&k.field)?, order(k.descending)));
+    }
+    if !req
+        .sort
+        .iter()
+        .take(3)
+        .any(|k| k.field == SortField::Field("id".into()))
+    {
+        keys.push((SortByErasedType::for_field("o.id"), Order::Asc));
+    }
+    let top = TopDocs::with_limit(req.rows).and_offset(req.start);
+    let mut it = keys.into_iter();
+    let k1 = it.next().expect("at least the id key");
+    let addrs: Vec<tantivy::DocAddress> = match (it.next(), it.next(), it.next()) {
+        (None, _, _) => collect(searcher, q, top.order_by(k1))?,
+        (Some(k2), None, _) => collect(searcher, q, top.order_by((k1, k2)))?,
+        (Some(k2), Some(k3), None) => collect(searcher, q, top.order_by((k1, k2, k3)))?,
+        (Some(k2), Some(k3), Some(k4)) => collect(searcher, q, top.order_by((k1, k2, k3, k4)))?,
+    };
+    Ok(addrs)
+}
+
+fn collect<K, C>(
+    searcher: &tantivy::Searcher,
+    q: &dyn tantivy::query::Query,
+    collector: C,
+) -> CkanResult<Vec<tantivy::DocAddress>>
+where
+    C: tantivy::collector::Collector<Fruit = Vec<(K, tantivy::DocAddress)>>,
+{
+    Ok(searcher
+        .search(q, &collector)
+        .map_err(engine_error)?
+        .into_iter()
+        .map(|(_, a)| a)
+        .collect())
+}
+
+/// Facet counts by terms aggregations over the `s` fast fields.
+fn facet_counts(
+    searcher: &tantivy::Searcher,
+    q: &dyn tantivy::query::Query,
+    req: &SearchRequest,
+) -> CkanResult<Vec<(String, Vec<(String, u64)>)>> {
+    // Ask for more than the limit so that ties at the cut are broken by value, as Solr does.
+    let size = req.facet_limit.map(|l| l + 100).unwrap_or(100_000);
+    let mut aggs = serde_json::Map::new();
+    for (i, field) in req.facet_fields.iter().enumerate() {
+        if kind(field) != FieldKind::String {
+            continue;
+        }
+        aggs.insert(
+            format!("f{i}"),
+            json!({"terms": {"field": format!("s.{field}"), "size": size, "segment_size": size,
+                   "min_doc_count": req.facet_mincount.max(1)}}),
+        );
+    }
+    let parsed: Aggregations = serde_json::from_value(Value::Object(aggs)).map_err(engine_error)?;
+    let collector = AggregationCollector::from_aggs(
+        parsed,
+        AggContextParams::new(AggregationLimitsGuard::default(), Default::default()),
+    );
+    let res: AggregationResults = searcher.search(q, &collector).map_err(engine_error)?;
+    let res = serde_json::to_value(&res).map_err(engine_error)?;
+    let mut out = Vec::new();
+    for (i, field) in req.facet_fields.iter().enumerate() {
+        let mut values: Vec<(String, u64)> = res
+            .get(format!("f{i}"))
+            .and_then(|a| a.get("buckets"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|b| {
+                let key = match b.get("key")? {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                Some((key, b.get("doc_count")?.as_u64()?))
+            })
+            .filter(|(_, c)| *c >= req.facet_mincount)
+            .collect();
+        values.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        if let Some(l) = req.facet_limit {
+            values.truncate(l);
+        }
+        out.push((field.clone(), values));
+    }
+    Ok(out)
+}
+
+fn to_doc(f: &Fields, d: &IndexDocument) -> TantivyDocument {
+    let mut doc = TantivyDocument::new();
+    doc.add_text(f.id, &d.id);
+    doc.add_text(f.data, &d.data);
+    doc.add_text(f.mm_raw, &d.metadata_modified);
+    let mut s: BTreeMap<String, Vec<OwnedValue>> = BTreeMap::new();
+    let mut t: BTreeMap<String, Vec<OwnedValue>> = BTreeMap::new();
+    let mut g: BTreeMap<String, Vec<OwnedValue>> = BTreeMap::new();
+    let mut dates: BTreeMap<String, Vec<OwnedValue>> = BTreeMap::new();
+    let mut present: Vec<&str> = Vec::new();
+    for (field, value) in &d.fields {
+        let target = match kind(field) {
+            FieldKind::String => &mut s,
+            FieldKind::Text => &mut t,
+            FieldKind::TextGeneral => &mut g,
+            FieldKind::Date => continue,
+        };
+        let vals = target.entry(field.clone()).or_default();
+        let v = OwnedValue::Str(value.clone());
+        if !vals.contains(&v) {
+            vals.push(v);
+        }
+        present.push(field);
+    }
+    for (field, at) in &d.dates {
+        let dt = DateTime::from_timestamp_micros(at.timestamp_micros());
+        match field.as_str() {
+            "metadata_modified" => doc.add_date(f.modified, dt),
+            "metadata_created" => doc.add_date(f.created, dt),
+            _ => dates
+                .entry(field.clone())
+                .or_default()
+                .push(OwnedValue::Date(dt)),
+        }
+        present.push(field);
+    }
+    present.sort_unstable();
+    present.dedup();
+    for p in present {
+        doc.add_text(f.present, p);
+    }
+    let obj = |m: BTreeMap<String, Vec<OwnedValue>>| -> BTreeMap<String, OwnedValue> {
+        m.into_iter()
+            .map(|(k, mut v)| {
+                let v = if v.len() == 1 {
+                    v.pop().expect("one")
+                } else {
+                    OwnedValue::Array(v)
+                };
+                (k, v)
+            })
+            .collect()
+    };
+    doc.add_object(f.s, obj(s));
+    doc.add_object(f.t, obj(t));
+    doc.add_object(f.g, obj(g));
+    doc.add_object(f.d, obj(dates));
+    // Every sortable string, always present, so each segment has the columns.
+    let sort: BTreeMap<String, OwnedValue> = SORTABLE
+        .iter()
+        .filter(|k| !k.starts_with("metadata_"))
+        .map(|k| {
+            let v = if *k == "id" {
+                Some(d.id.as_str())
+            } else {
+                d.first(k)
+            };
+            (k.to_string(), OwnedValue::Str(v.unwrap_or("").to_string()))
+        })
+        .collect();
+    doc.add_object(f.o, sort);
+    doc
+}
+
+#[async_trait]
+impl SearchBackend for TantivyBackend {
+    async fn apply(&self, upserts: Vec<IndexDocument>, deletes: Vec<String>) -> anyhow::Result<()> {
+        let gen = self.current();
+        tokio::task::spawn_blocking(move || {
+            gen.delete(&deletes);
+            gen.add(&upserts)?;
+            gen.commit()
+        })
+        .await?
+    }
+
+    async fn search(&self, req: &SearchRequest) -> CkanResult<SearchHits> {
+        // Searches are short and CPU-bound: run them on the blocking pool so slow ones
+        // (deep pages, unlimited facets) don't stall the request handlers.
+        let gen = self.current();
+        let req = req.clone();
+        tokio::task::spawn_blocking(move || search_blocking(&gen, &req))
+            .await
+            .map_err(|e| catalog_framework::error::internal(format!("search task: {e}")))?
+    }
+
+    async fn indexed(&self) -> anyhow::Result<Vec<(String, String)>> {
+        let gen = self.current();
+        tokio::task::spawn_blocking(move || {
+            let searcher = gen.reader.searcher();
+            let mut out = Vec::new();
+            for seg in searcher.segment_readers() {
+                let ff = seg.fast_fields();
+                let (Some(ids), Some(mms)) = (ff.str("id")?, ff.str("mm_raw")?) else {
+                    continue;
+                };
+                let alive = seg.alive_bitset();
+                for doc in 0..seg.max_doc() {
+                    if alive.is_some_and(|a| !a.is_alive(doc)) {
+                        continue;
+                    }
+                    let mut id = String::new();
+                    let mut mm = String::new();
+                    if let Some(o) = ids.term_ords(doc).next() {
+                        ids.ord_to_str(o, &mut id)?;
+                    }
+                    if let Some(o) = mms.term_ords(doc).next() {
+                        mms.ord_to_str(o, &mut mm)?;
+                    }
+                    out.push((id, mm));
+                }
+            }
+            Ok(out)
+        })
+        .await?
+    }
+
+    async fn rebuild(&self) -> anyhow::Result<Box<dyn IndexRebuild>> {
+        let root = self.root.clone();
+        let gen = tokio::task::spawn_blocking(move || {
+            Generation::open(&root, &new_generation_name(), REBUILD_WRITER_BYTES, 2)
+        })
+        .await??;
+        Ok(Box::new(Rebuild {
+            root: self.root.clone(),
+            gen: Arc::new(gen),
+            current: self.current.clone(),
+        }))
+    }
+}
+
+/// A rebuild writing a new generation beside the serving one.
+struct Rebuild {
+    root: PathBuf,
+    gen: Arc<Generation>,
+    current: Arc<RwLock<Arc<Generation>>>,
+}
+
+#[async_trait]
+impl IndexRebuild for Rebuild {
+    async fn add(&mut self, docs: Vec<IndexDocument>) -> anyhow::Result<()> {
+        let gen = self.gen.clone();
+        tokio::task::spawn_blocking(move || gen.add(&docs)).await?
+    }
+
+    async fn delete(&mut self, ids: Vec<String>) -> anyhow::Result<()> {
+        self.gen.delete(&ids);
+        Ok(())
+    }
+
+    async fn finish(self: Box<Self>) -> anyhow::Result<()> {
+        let gen = self.gen.clone();
+        tokio::task::spawn_blocking(move || gen.commit()).await??;
+        write_current(&self.root, &self.gen.name)?;
+        let old = std::mem::replace(
+            &mut *self.current.write().expect("poisoned"),
+            self.gen.clone(),
+        );
+        let old_dir = self.root.join(&old.name);
+        drop(old);
+        // Searches still holding the old generation keep their mmaps; the files go when they end.
+        if let Err(e) = std::fs::remove_dir_all(&old_dir) {
+            tracing::warn!(dir = %old_dir.display(), error = %e, "could not remove the old index generation");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

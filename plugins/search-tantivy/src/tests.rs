@@ -1,0 +1,197 @@
+use super::*;
+use catalog_framework::search::query::{parse_lucene, parse_q};
+use chrono::Utc;
+
+fn pkg(
+    id: &str,
+    name: &str,
+    title: &str,
+    tags: &[&str],
+    org: &str,
+    modified: &str,
+) -> IndexDocument {
+    let dict = json!({
+        "id": id, "name": name, "title": title, "type": "dataset", "private": false,
+        "state": "active", "notes": format!("Notes about {title}"),
+        "metadata_created": "2024-01-01T00:00:00", "metadata_modified": modified,
+        "tags": tags.iter().map(|t| json!({"name": t})).collect::<Vec<_>>(),
+        "organization": {"name": org}, "groups": [],
+        "resources": [{"format": "CSV", "name": "data file", "url": "http://x/a.csv"}],
+        "extras": [{"key": "theme", "value": "health care"}],
+    });
+    IndexDocument::from_package(&dict, &["public".to_string()], "default", &[])
+}
+
+fn req(q: &str, fq: &[&str]) -> SearchRequest {
+    let now = Utc::now();
+    SearchRequest {
+        query: parse_q(q, now).unwrap(),
+        filters: fq.iter().map(|f| parse_lucene(f, now).unwrap()).collect(),
+        sort: vec![SortKey {
+            field: SortField::Field("name".into()),
+            descending: false,
+        }],
+        start: 0,
+        rows: 10,
+        facet_fields: vec!["tags".into(), "organization".into()],
+        facet_limit: Some(50),
+        facet_mincount: 1,
+    }
+}
+
+fn names(h: &SearchHits) -> Vec<String> {
+    h.docs
+        .iter()
+        .map(|d| {
+            serde_json::from_str::<Value>(d).unwrap()["name"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn indexes_searches_facets_and_rebuilds() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = TantivyBackend::open(dir.path()).unwrap();
+    b.apply(
+        vec![
+            pkg(
+                "1",
+                "air",
+                "Air Quality Readings",
+                &["Environment", "air"],
+                "acme",
+                "2024-03-01T00:00:00",
+            ),
+            pkg(
+                "2",
+                "water",
+                "Running Water",
+                &["Environment"],
+                "acme",
+                "2024-02-01T00:00:00",
+            ),
+            pkg(
+                "3",
+                "budget",
+                "City Budget",
+                &["economy"],
+                "city",
+                "2024-01-01T00:00:00",
+            ),
+        ],
+        vec![],
+    )
+    .await
+    .unwrap();
+    let h = b.search(&req("", &[])).await.unwrap();
+    assert_eq!(h.count, 3);
+    assert_eq!(names(&h), ["air", "budget", "water"]);
+    assert_eq!(
+        h.facets[0].1,
+        vec![
+            ("Environment".to_string(), 2),
+            ("air".to_string(), 1),
+            ("economy".to_string(), 1)
+        ]
+    );
+    // Exact, case-sensitive string field; stemmed text; wildcard; range; negation; dismax.
+    assert_eq!(
+        names(&b.search(&req("tags:Environment", &[])).await.unwrap()),
+        ["air", "water"]
+    );
+    assert_eq!(
+        b.search(&req("tags:environment", &[])).await.unwrap().count,
+        0
+    );
+    assert_eq!(
+        names(&b.search(&req("title:run", &[])).await.unwrap()),
+        ["water"]
+    );
+    assert_eq!(
+        names(&b.search(&req("name:wat*", &[])).await.unwrap()),
+        ["water"]
+    );
+    assert_eq!(
+        names(&b.search(&req("title:read*", &[])).await.unwrap()),
+        ["air"]
+    );
+    assert_eq!(
+        names(
+            &b.search(&req(
+                "*:*",
+                &["metadata_modified:[2024-02-01T00:00:00Z TO *]"]
+            ))
+            .await
+            .unwrap()
+        ),
+        ["air", "water"]
+    );
+    assert_eq!(
+        names(
+            &b.search(&req("*:*", &["-organization:acme"]))
+                .await
+                .unwrap()
+        ),
+        ["budget"]
+    );
+    assert_eq!(
+        names(&b.search(&req("budget city", &[])).await.unwrap()),
+        ["budget"]
+    );
+    assert_eq!(
+        names(&b.search(&req("extras_theme:care", &[])).await.unwrap()),
+        ["air", "budget", "water"]
+    );
+    assert_eq!(
+        names(&b.search(&req("theme:\"health care\"", &[])).await.unwrap()),
+        ["air", "budget", "water"]
+    );
+    assert_eq!(b.search(&req("name:[b TO c]", &[])).await.unwrap().count, 1);
+    assert_eq!(
+        b.search(&req("extras_theme:*", &[])).await.unwrap().count,
+        3
+    );
+    // Sort by date, paging.
+    let mut r = req("*:*", &[]);
+    r.sort = vec![SortKey {
+        field: SortField::Field("metadata_modified".into()),
+        descending: true,
+    }];
+    r.rows = 2;
+    r.start = 1;
+    let h = b.search(&r).await.unwrap();
+    assert_eq!(
+        (h.count, names(&h)),
+        (3, vec!["water".to_string(), "budget".to_string()])
+    );
+    // Delete, indexed, rebuild.
+    b.apply(vec![], vec!["3".into()]).await.unwrap();
+    assert_eq!(b.indexed().await.unwrap().len(), 2);
+    let mut rb = b.rebuild().await.unwrap();
+    rb.add(vec![pkg(
+        "9",
+        "nine",
+        "Nine",
+        &[],
+        "acme",
+        "2024-01-01T00:00:00",
+    )])
+    .await
+    .unwrap();
+    assert_eq!(
+        b.search(&req("", &[])).await.unwrap().count,
+        2,
+        "old index serves during a rebuild"
+    );
+    rb.finish().await.unwrap();
+    assert_eq!(names(&b.search(&req("", &[])).await.unwrap()), ["nine"]);
+    drop(b);
+    let reopened = TantivyBackend::open(dir.path()).unwrap();
+    assert_eq!(
+        reopened.indexed().await.unwrap(),
+        vec![("9".to_string(), "2024-01-01T00:00:00".to_string())]
+    );
+}

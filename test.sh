@@ -2,6 +2,9 @@
 # Runs the whole test suite: every crate of the workspace, SQLite always, PostgreSQL when
 # postgres://postgres@127.0.0.1:5432 answers (the PostgreSQL tests check that themselves and
 # report "skipped" when it does not). Extra arguments go to `cargo test`.
+# Then the CKAN acceptance script (acceptance/run.sh): the real `ckanapi` Python client against
+# a freshly built `catalog serve`. It needs python3 with venv, and the package index the first
+# time (to install acceptance/requirements.txt); without them it fails, it does not skip.
 set -euo pipefail
 cd "$(dirname "$0")"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/catalog-target}"
@@ -12,4 +15,8 @@ else
     echo "test.sh: PostgreSQL not reachable at 127.0.0.1:5432: PostgreSQL tests will report skipped"
 fi
 
-exec cargo test --workspace "$@"
+cargo test --workspace "$@"
+
+echo "test.sh: CKAN acceptance (ckanapi against catalog serve)"
+cargo build --bin catalog
+CATALOG_BIN="$CARGO_TARGET_DIR/debug/catalog" acceptance/run.sh

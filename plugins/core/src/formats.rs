@@ -72,6 +72,56 @@ pub fn guess_from_url(url: &str) -> Option<String> {
     (n != ext).then_some(n)
 }
 
+/// Extension → mimetype, as Python's `mimetypes.guess_type` answers on a Debian-based CKAN
+/// image (its built-in table plus `/etc/mime.types`), for the extensions data portals see.
+const MIMETYPES: &[(&str, &str)] = &[
+    ("csv", "text/csv"),
+    ("tsv", "text/tab-separated-values"),
+    ("json", "application/json"),
+    ("geojson", "application/geo+json"),
+    ("jsonld", "application/ld+json"),
+    ("xml", "application/xml"),
+    ("rdf", "application/rdf+xml"),
+    ("ttl", "text/turtle"),
+    ("html", "text/html"),
+    ("htm", "text/html"),
+    ("txt", "text/plain"),
+    ("pdf", "application/pdf"),
+    ("xls", "application/vnd.ms-excel"),
+    (
+        "xlsx",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ),
+    ("ods", "application/vnd.oasis.opendocument.spreadsheet"),
+    ("doc", "application/msword"),
+    (
+        "docx",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ),
+    ("zip", "application/zip"),
+    ("kml", "application/vnd.google-earth.kml+xml"),
+    ("kmz", "application/vnd.google-earth.kmz"),
+    ("png", "image/png"),
+    ("jpeg", "image/jpeg"),
+    ("jpg", "image/jpeg"),
+    ("gif", "image/gif"),
+];
+
+/// CKAN's mimetype guess (`ckan.mimetype_guess = file_ext`): the extension of a URL or file
+/// name, taken as `mimetypes.guess_type` does (the last `.` after the last `/`, query included;
+/// exact case first, then lowercased).
+pub fn guess_mimetype(url_or_filename: &str) -> Option<&'static str> {
+    let last = url_or_filename.rsplit('/').next()?;
+    let (stem, ext) = last.rsplit_once('.')?;
+    if stem.is_empty() {
+        return None;
+    }
+    MIMETYPES
+        .iter()
+        .find(|(e, _)| *e == ext || *e == ext.to_ascii_lowercase())
+        .map(|(_, m)| *m)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,5 +136,13 @@ mod tests {
             Some("XLSX")
         );
         assert_eq!(guess_from_url("http://x.org/a/"), None);
+        assert_eq!(
+            guess_mimetype("https://x.org/a/b.json"),
+            Some("application/json")
+        );
+        assert_eq!(guess_mimetype("Bike Counts.CSV"), Some("text/csv"));
+        assert_eq!(guess_mimetype("https://x.org/a.csv?x=1"), None);
+        assert_eq!(guess_mimetype("https://x.org/"), None);
+        assert_eq!(guess_mimetype(".csv"), None);
     }
 }

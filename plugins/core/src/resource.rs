@@ -39,7 +39,8 @@ async fn resource_package(ctx: &mut ActionContext, id: &str) -> CkanResult<Strin
         .ok_or_else(|| not_found("Resource was not found."))
 }
 
-/// Saves an uploaded file under the data directory and points the resource at it.
+/// Saves an uploaded file under the data directory and points the resource at it. As CKAN's
+/// `ResourceUpload`, an upload also sets `last_modified` to now.
 async fn take_upload(
     ctx: &mut ActionContext,
     resource: &mut Map<String, Value>,
@@ -51,11 +52,31 @@ async fn take_upload(
     resource.insert("url".into(), json!(filename));
     resource.insert("url_type".into(), json!("upload"));
     resource.insert("size".into(), json!(up.bytes.len()));
-    if let Some(ct) = &up.content_type {
-        resource.entry("mimetype").or_insert(json!(ct));
-    }
+    resource.insert(
+        "last_modified".into(),
+        json!(catalog_framework::time::now_iso()),
+    );
     resource.remove("upload");
     Ok(Some((filename, up.bytes)))
+}
+
+/// CKAN's `resource_create` / `resource_update` with file storage on: a resource given without a
+/// `mimetype` key gets one guessed from the URL it was given, else from the uploaded file's name
+/// (the multipart part's own content type is not used). `resource_patch` never guesses.
+fn guess_mimetype(
+    resource: &mut Map<String, Value>,
+    given_url: Option<&str>,
+    upload: Option<&(String, bytes::Bytes)>,
+) {
+    if resource.contains_key("mimetype") {
+        return;
+    }
+    let guess = given_url
+        .and_then(crate::formats::guess_mimetype)
+        .or_else(|| upload.and_then(|(f, _)| crate::formats::guess_mimetype(f)));
+    if let Some(m) = guess {
+        resource.insert("mimetype".into(), json!(m));
+    }
 }
 
 async fn store_file(
@@ -97,7 +118,9 @@ pub async fn resource_create(ctx: &mut ActionContext, p: Params) -> CkanResult<V
     ctx.check_access("resource_create", &auth).await?;
     let mut res = p.clone();
     res.remove("package_id");
+    let given_url = res.get("url").and_then(Value::as_str).map(str::to_string);
     let upload = take_upload(ctx, &mut res).await?;
+    guess_mimetype(&mut res, given_url.as_deref(), upload.as_ref());
     res.entry("url").or_insert(json!(""));
     let new_id = match res.get("id").and_then(Value::as_str) {
         Some(id) => catalog_plugin_schema::uuid_parse(id).unwrap_or_else(|| id.to_string()),
@@ -219,7 +242,11 @@ async fn resource_update_inner(
             }
         }
     }
+    let given_url = res.get("url").and_then(Value::as_str).map(str::to_string);
     let upload = take_upload(ctx, &mut res).await?;
+    if !merge {
+        guess_mimetype(&mut res, given_url.as_deref(), upload.as_ref());
+    }
     let max = ctx.config().catalog.max_field_chars;
     let res =
         catalog_plugin_schema::validate_resource_dict(&Value::Object(res), max).map_err(|e| {

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# CKAN acceptance: runs acceptance/ckanapi_foundation.py (the real `ckanapi` client) against a
+# fresh `catalog serve` in a temporary data directory.
+#
+#   acceptance/run.sh            # uses $CATALOG_BIN, else $CARGO_TARGET_DIR/debug/catalog
+#
+# It creates a sysadmin and three users with the CLI, mints one API token each, starts the
+# server on a free port, installs the pinned Python requirements into a venv
+# ($CATALOG_VENV, default $HOME/.cache/catalog-venv) and runs the script. The exit status is the
+# script's. Nothing is skipped: if the venv or pip fails, this fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
+case "$CARGO_TARGET_DIR" in
+    /*) ;;
+    *) CARGO_TARGET_DIR="$ROOT/$CARGO_TARGET_DIR" ;;
+esac
+CATALOG_BIN="${CATALOG_BIN:-$CARGO_TARGET_DIR/debug/catalog}"
+VENV="${CATALOG_VENV:-$HOME/.cache/catalog-venv}"
+PYTHON="${PYTHON:-python3}"
+
+if [ ! -x "$CATALOG_BIN" ]; then
+    echo "acceptance: catalog binary not found at $CATALOG_BIN (build it with 'cargo build --bin catalog' or set CATALOG_BIN)" >&2
+    exit 2
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/catalog-acceptance.XXXXXX")
+SERVER_PID=""
+cleanup() {
+    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# Python environment first, so a registry problem shows before anything else runs.
+if [ ! -x "$VENV/bin/python" ]; then
+    echo "acceptance: creating venv $VENV"
+    "$PYTHON" -m venv "$VENV" || {
+        echo "acceptance: FAILED: could not create a venv with $PYTHON (install python3 and its venv module)" >&2
+        exit 1
+    }
+fi
+REQ_STAMP="$VENV/.catalog-acceptance-requirements"
+if ! cmp -s "$ROOT/acceptance/requirements.txt" "$REQ_STAMP"; then
+    echo "acceptance: installing acceptance/requirements.txt into $VENV"
+    "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$ROOT/acceptance/requirements.txt" || {
+        echo "acceptance: FAILED: pip could not install acceptance/requirements.txt (is the package index reachable?)" >&2
+        exit 1
+    }
+    cp "$ROOT/acceptance/requirements.txt" "$REQ_STAMP"
+fi
+
+catalog() { "$CATALOG_BIN" --data-dir "$TMP/data" "$@"; }
+
+# Accounts and tokens (a token is printed alone on the last line of stdout).
+catalog sysadmin add acceptance_admin --email admin@acceptance.example.org --password 'admin-password-1' >/dev/null
+for u in editor member outsider; do
+    catalog user add "acceptance_$u" --email "$u@acceptance.example.org" --password "$u-password-1" >/dev/null
+done
+token() { catalog user token add "$1" acceptance | tail -n1; }
+CKAN_SYSADMIN_TOKEN=$(token acceptance_admin)
+CKAN_EDITOR_TOKEN=$(token acceptance_editor)
+CKAN_MEMBER_TOKEN=$(token acceptance_member)
+CKAN_OUTSIDER_TOKEN=$(token acceptance_outsider)
+
+# A free port, then the server, with site_url matching it (upload URLs are built from it).
+PORT=$("$VENV/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+CKAN_URL="http://127.0.0.1:$PORT"
+CATALOG__SITE_URL="$CKAN_URL" "$CATALOG_BIN" --data-dir "$TMP/data" serve --bind "127.0.0.1:$PORT" \
+    >"$TMP/server.log" 2>&1 &
+SERVER_PID=$!
+
+ready=""
+for _ in $(seq 1 150); do
+    if "$VENV/bin/python" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)" \
+        "$CKAN_URL/api/3/action/status_show" 2>/dev/null; then
+        ready=1
+        break
+    fi
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+        break
+    fi
+    sleep 0.2
+done
+if [ -z "$ready" ]; then
+    echo "acceptance: server did not answer $CKAN_URL/api/3/action/status_show; its log:" >&2
+    cat "$TMP/server.log" >&2
+    exit 1
+fi
+
+status=0
+CKAN_URL="$CKAN_URL" \
+    CKAN_SYSADMIN_TOKEN="$CKAN_SYSADMIN_TOKEN" \
+    CKAN_EDITOR_TOKEN="$CKAN_EDITOR_TOKEN" \
+    CKAN_MEMBER_TOKEN="$CKAN_MEMBER_TOKEN" \
+    CKAN_OUTSIDER_TOKEN="$CKAN_OUTSIDER_TOKEN" \
+    "$VENV/bin/python" "$ROOT/acceptance/ckanapi_foundation.py" || status=$?
+
+if [ "$status" -ne 0 ]; then
+    echo "acceptance: FAILED (exit $status); last lines of the server log:" >&2
+    tail -n 40 "$TMP/server.log" >&2
+fi
+exit "$status"

@@ -7,6 +7,8 @@ mod cli;
 use catalog_plugin_auth as _;
 use catalog_plugin_core as _;
 use catalog_plugin_schema as _;
+use catalog_plugin_search_postgres as _;
+use catalog_plugin_search_tantivy as _;
 
 fn main() -> anyhow::Result<()> {
     cli::main()

@@ -325,8 +325,11 @@ fn html_escape(s: &str) -> String {
 
 /// Serves the router on a bound listener until the process ends.
 pub async fn serve(app: AppState, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+    let sync = crate::search::indexer::spawn_background_sync(app.clone());
     let router = router(app);
-    axum::serve(listener, router).await
+    let result = axum::serve(listener, router).await;
+    sync.abort();
+    result
 }
 
 /// Body type alias for plugin routes.

@@ -54,6 +54,21 @@ enum Command {
         #[command(subcommand)]
         command: UserCommand,
     },
+    /// The search index.
+    SearchIndex {
+        #[command(subcommand)]
+        command: SearchIndexCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum SearchIndexCommand {
+    /// Rebuild the index from the store into a fresh one, swapped in at the end; datasets
+    /// that fail are skipped and listed. With the embedded backend, stop the server first or
+    /// call the `search_index_rebuild` action on it.
+    Rebuild,
+    /// List datasets missing from the index or stale in it (exit status 1 if any).
+    Check,
 }
 
 #[derive(Subcommand)]
@@ -130,6 +145,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             tracing::info!(%bind, "serving");
             catalog_framework::http::serve(app, listener).await?;
         }
+        Command::SearchIndex { command } => search_index(&app, command).await?,
         Command::Db {
             command: DbCommand::Init,
         } => {
@@ -175,6 +191,62 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         } => {
             let token = catalog_plugin_core::admin::create_token(&app, &user, &token_name).await?;
             println!("{token}");
+        }
+    }
+    Ok(())
+}
+
+async fn search_index(app: &AppState, command: SearchIndexCommand) -> anyhow::Result<()> {
+    use catalog_framework::search::indexer::SearchService;
+    match command {
+        SearchIndexCommand::Rebuild => {
+            let bar = indicatif::ProgressBar::new(0);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:40}] {pos}/{len} datasets ({per_sec}, eta {eta})",
+                )?
+                .progress_chars("=> "),
+            );
+            let started = std::time::Instant::now();
+            let report = SearchService::rebuild(app, &|done, total| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            })
+            .await?;
+            bar.finish();
+            let secs = started.elapsed().as_secs_f64();
+            println!(
+                "indexed {} datasets in {:.1} s ({:.0} datasets/s); {} failed",
+                report.indexed,
+                secs,
+                report.indexed as f64 / secs.max(1e-9),
+                report.failed.len()
+            );
+            for (id, e) in &report.failed {
+                println!("failed {id}: {e}");
+            }
+        }
+        SearchIndexCommand::Check => {
+            let r = SearchService::check(app).await?;
+            println!(
+                "checked {} datasets: {} missing, {} stale, {} not in the store",
+                r.checked,
+                r.missing.len(),
+                r.stale.len(),
+                r.extra.len()
+            );
+            for id in &r.missing {
+                println!("missing {id}");
+            }
+            for id in &r.stale {
+                println!("stale {id}");
+            }
+            for id in &r.extra {
+                println!("extra {id}");
+            }
+            if !(r.missing.is_empty() && r.stale.is_empty() && r.extra.is_empty()) {
+                std::process::exit(1);
+            }
         }
     }
     Ok(())

@@ -214,6 +214,20 @@ async fn documents_lenient(
     (docs, failed)
 }
 
+/// Drains the outbox every few seconds: picks up changes made by other processes (the CLI,
+/// other API nodes) and retries after a failed sync.
+pub fn spawn_background_sync(app: AppState) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(2));
+        loop {
+            tick.tick().await;
+            if let Err(e) = SearchService::sync(&app).await {
+                tracing::warn!(error = %e, "background search index sync failed");
+            }
+        }
+    })
+}
+
 /// The index document of one dataset, `None` if it must not be in the index.
 pub async fn document(app: &AppState, id: &str) -> anyhow::Result<Option<IndexDocument>> {
     let mut ctx = ActionContext::new(app.clone(), None);

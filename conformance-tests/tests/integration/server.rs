@@ -5,8 +5,8 @@ use std::path::PathBuf;
 // The plugins register their actions through inventory; naming the crates keeps them linked.
 use catalog_plugin_auth as _;
 use catalog_plugin_core as _;
-use catalog_plugin_search_tantivy as _;
 use catalog_plugin_schema as _;
+use catalog_plugin_search_tantivy as _;
 
 use sqlx::{Connection, Executor, PgConnection};
 

@@ -409,3 +409,21 @@ async fn display_name(ctx: &mut ActionContext, field: &str, value: &str) -> Ckan
         _ => Ok(value.to_string()),
     }
 }
+
+/// Rebuilds the search index inside the running server (sysadmins only): the old index serves
+/// until the new one swaps in, and changes made meanwhile are replayed into it.
+pub async fn search_index_rebuild(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    ctx.check_access("search_index_rebuild", &p).await?;
+    let app = ctx.app.clone();
+    let report = catalog_framework::search::indexer::SearchService::rebuild(&app, &|_, _| {})
+        .await
+        .map_err(internal)?;
+    Ok(json!({
+        "indexed": report.indexed,
+        "failed": report
+            .failed
+            .iter()
+            .map(|(id, e)| json!({"id": id, "error": e}))
+            .collect::<Vec<_>>(),
+    }))
+}

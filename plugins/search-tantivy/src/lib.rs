@@ -146,7 +146,9 @@ pub(crate) fn general_analyzer() -> TextAnalyzer {
 struct Generation {
     name: String,
     reader: IndexReader,
-    writer: Mutex<IndexWriter>,
+    /// `None` when another process (a running server) holds the index's writer lock: this
+    /// process may search but not write.
+    writer: Option<Mutex<IndexWriter>>,
     f: Fields,
 }
 
@@ -163,7 +165,14 @@ impl Generation {
         let index = Index::open_or_create(MmapDirectory::open(&dir)?, schema)?;
         index.tokenizers().register(EN, en_analyzer());
         index.tokenizers().register(GENERAL, general_analyzer());
-        let writer = index.writer_with_num_threads(threads, writer_bytes)?;
+        let writer = match index.writer_with_num_threads(threads, writer_bytes) {
+            Ok(w) => Some(Mutex::new(w)),
+            Err(tantivy::TantivyError::LockFailure(..)) => {
+                tracing::warn!(dir = %dir.display(), "the search index is locked by another process (a running server?): opened read-only");
+                None
+            }
+            Err(e) => return Err(e.into()),
+        };
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -171,13 +180,24 @@ impl Generation {
         Ok(Generation {
             name: name.to_string(),
             reader,
-            writer: Mutex::new(writer),
+            writer,
             f,
         })
     }
 
+    fn writer(&self) -> anyhow::Result<std::sync::MutexGuard<'_, IndexWriter>> {
+        let w = self.writer.as_ref().ok_or_else(|| {
+            anyhow::anyhow!(
+                "the search index {} is locked by another process (a running `catalog serve`): \
+                 stop it, or rebuild through the server with the search_index_rebuild action",
+                self.name
+            )
+        })?;
+        Ok(w.lock().expect("writer poisoned"))
+    }
+
     fn add(&self, docs: &[IndexDocument]) -> anyhow::Result<()> {
-        let w = self.writer.lock().expect("writer poisoned");
+        let w = self.writer()?;
         for d in docs {
             w.delete_term(Term::from_field_text(self.f.id, &d.id));
             w.add_document(to_doc(&self.f, d))?;
@@ -185,15 +205,16 @@ impl Generation {
         Ok(())
     }
 
-    fn delete(&self, ids: &[String]) {
-        let w = self.writer.lock().expect("writer poisoned");
+    fn delete(&self, ids: &[String]) -> anyhow::Result<()> {
+        let w = self.writer()?;
         for id in ids {
             w.delete_term(Term::from_field_text(self.f.id, id));
         }
+        Ok(())
     }
 
     fn commit(&self) -> anyhow::Result<()> {
-        self.writer.lock().expect("writer poisoned").commit()?;
+        self.writer()?.commit()?;
         self.reader.reload()?;
         Ok(())
     }
@@ -237,8 +258,10 @@ impl TantivyBackend {
                 Generation::open(root, &fresh, LIVE_WRITER_BYTES, 1)?
             }
         };
-        write_current(root, &generation.name)?;
-        remove_stale_generations(root, &generation.name);
+        if generation.writer.is_some() {
+            write_current(root, &generation.name)?;
+            remove_stale_generations(root, &generation.name);
+        }
         Ok(TantivyBackend {
             root: root.to_path_buf(),
             current: Arc::new(RwLock::new(Arc::new(generation))),
@@ -518,7 +541,7 @@ impl SearchBackend for TantivyBackend {
     async fn apply(&self, upserts: Vec<IndexDocument>, deletes: Vec<String>) -> anyhow::Result<()> {
         let gen = self.current();
         tokio::task::spawn_blocking(move || {
-            gen.delete(&deletes);
+            gen.delete(&deletes)?;
             gen.add(&upserts)?;
             gen.commit()
         })
@@ -567,6 +590,8 @@ impl SearchBackend for TantivyBackend {
     }
 
     async fn rebuild(&self) -> anyhow::Result<Box<dyn IndexRebuild>> {
+        // A rebuild swaps generations under a running server only from inside that server.
+        drop(self.current().writer()?);
         let root = self.root.clone();
         let gen = tokio::task::spawn_blocking(move || {
             Generation::open(&root, &new_generation_name(), REBUILD_WRITER_BYTES, 2)
@@ -595,8 +620,7 @@ impl IndexRebuild for Rebuild {
     }
 
     async fn delete(&mut self, ids: Vec<String>) -> anyhow::Result<()> {
-        self.gen.delete(&ids);
-        Ok(())
+        self.gen.delete(&ids)
     }
 
     async fn finish(self: Box<Self>) -> anyhow::Result<()> {

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use catalog_plugin_auth as _;
 use catalog_plugin_core as _;
 use catalog_plugin_schema as _;
+use catalog_plugin_search_postgres as _;
 use catalog_plugin_search_tantivy as _;
 
 use sqlx::{Connection, Executor, PgConnection};
@@ -46,6 +47,11 @@ pub async fn start(database_url: Option<&str>) -> anyhow::Result<TestServer> {
     config.catalog.auth.create_unowned_dataset = true;
     config.catalog.auth.user_create_organizations = true;
     config.catalog.auth.allow_dataset_collaborators = true;
+    // Each store runs with its own search backend: tantivy beside SQLite, PostgreSQL
+    // full-text search beside PostgreSQL (the multi-node set-up).
+    if database_url.starts_with("postgres") {
+        config.catalog.search.backend = "postgres".into();
+    }
 
     let app = catalog_framework::build_app(
         config,

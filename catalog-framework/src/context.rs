@@ -19,6 +19,8 @@ pub struct App {
     pub data_dir: PathBuf,
     /// The search backend chosen by `catalog.search.backend`, and its indexer.
     pub search: crate::search::indexer::SearchService,
+    /// Rendered `package_show` dicts (embedded deployment only).
+    pub package_cache: crate::cache::PackageCache,
 }
 
 /// What axum handlers and plugin routes receive as state.
@@ -83,6 +85,25 @@ impl ActionContext {
     /// The caller's name, `""` for anonymous (as in CKAN's messages).
     pub fn user_name(&self) -> &str {
         self.user.as_ref().map(|u| u.name.as_str()).unwrap_or("")
+    }
+
+    /// True once the call writes: its reads then see uncommitted data and must bypass caches.
+    pub fn in_write(&self) -> bool {
+        self.write
+    }
+
+    /// A dataset's row by id or name: from the `package_show` cache when it can be trusted
+    /// (outside write transactions), else from the store.
+    pub async fn package_row(
+        &mut self,
+        id_or_name: &str,
+    ) -> CkanResult<Option<crate::store_queries::PackageRow>> {
+        if !self.write {
+            if let Some(hit) = self.app.package_cache.get(id_or_name) {
+                return Ok(Some(hit.row.clone()));
+            }
+        }
+        Ok(crate::store_queries::package_by_ref(self.db().await?, id_or_name).await?)
     }
 
     /// The connection of this call: a transaction if the call writes.

@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod authz;
+pub mod cache;
 pub mod config;
 pub mod context;
 pub mod error;
@@ -61,6 +62,7 @@ pub async fn build_app(
     std::fs::create_dir_all(&data_dir)?;
     let store = store::Store::connect(database_url).await?;
     store.migrate().await?;
+    let sqlite = store.backend == store::Backend::Sqlite;
     let backend_name = config.catalog.search.backend.clone();
     let factory = registry.search_backend(&backend_name).ok_or_else(|| {
         anyhow::anyhow!(
@@ -81,6 +83,7 @@ pub async fn build_app(
         registry,
         data_dir,
         search: search::indexer::SearchService::new(backend),
+        package_cache: cache::PackageCache::new(sqlite),
     });
     prepare_search(&app).await?;
     Ok(app)

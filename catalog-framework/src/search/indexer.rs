@@ -73,6 +73,8 @@ impl SearchService {
             }
             let seqs: Vec<String> = rows.iter().map(|r| r.i("seq").to_string()).collect();
             let ids: BTreeSet<String> = rows.iter().map(|r| r.s("package_id")).collect();
+            // Before the documents are built, so that they are not built from the cache.
+            app.package_cache.invalidate(&ids);
             let (upserts, deletes) = documents(app, &ids).await?;
             total += ids.len();
             svc.backend.apply(upserts, deletes).await?;

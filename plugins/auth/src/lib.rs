@@ -52,6 +52,15 @@ auth! {
     user_list, anon = true, user_list_check;
     tag_list, anon = true, allow;
     tag_show, anon = true, allow;
+    tag_search, anon = true, allow;
+    tag_autocomplete, anon = true, allow;
+    resource_search, anon = true, allow;
+    format_autocomplete, anon = true, allow;
+    package_autocomplete, anon = true, allow;
+    user_autocomplete, anon = true, user_list_check;
+    group_autocomplete, anon = true, allow;
+    organization_autocomplete, anon = true, allow;
+    group_package_show, anon = true, allow;
     status_show, anon = true, allow;
     site_read, anon = true, allow;
     license_list, anon = true, allow;
@@ -103,9 +112,7 @@ async fn allow(_: &mut ActionContext, _: &Params) -> CkanResult<()> {
 
 async fn package_read(ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
     let id = id_of(data, "id");
-    let pkg = q::package_by_ref(ctx.db().await?, &id)
-        .await?
-        .ok_or_else(|| not_found(""))?;
+    let pkg = ctx.package_row(&id).await?.ok_or_else(|| not_found(""))?;
     if authz::can_read_package(ctx, &pkg).await? {
         Ok(())
     } else {

@@ -55,13 +55,36 @@ pub async fn package_show(ctx: &mut ActionContext, p: Params) -> CkanResult<Valu
             .map(str::to_string)
             .ok_or_else(|| validation().field("id", "Must be a string").build())?,
     };
-    let row = q::package_by_ref(ctx.db().await?, &id)
-        .await?
-        .ok_or_else(|| not_found(""))?;
+    let cacheable = !ctx.in_write();
+    let generation = ctx.app.package_cache.generation();
+    let cached = if cacheable {
+        ctx.app.package_cache.get(&id)
+    } else {
+        None
+    };
+    let row = match &cached {
+        Some(hit) => hit.row.clone(),
+        None => q::package_by_ref(ctx.db().await?, &id)
+            .await?
+            .ok_or_else(|| not_found(""))?,
+    };
     let mut auth = Params::new();
     auth.insert("id".into(), json!(row.id));
     ctx.check_access("package_show", &auth).await?;
-    show_row(ctx, &row).await
+    if let Some(hit) = cached {
+        return Ok(hit.dict.clone());
+    }
+    let dict = show_row(ctx, &row).await?;
+    if cacheable {
+        ctx.app.package_cache.put(
+            generation,
+            catalog_framework::cache::CachedPackage {
+                row,
+                dict: dict.clone(),
+            },
+        );
+    }
+    Ok(dict)
 }
 
 /// Resolves `owner_org` for a write, with CKAN's `owner_org_validator` rules.

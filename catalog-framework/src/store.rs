@@ -181,7 +181,12 @@ impl Db {
     ) -> sqlx::Result<&mut AnyConnection> {
         if matches!(self, Db::None) {
             *self = if write {
-                Db::Tx(store.pool.begin().await?)
+                // SQLite: take the write lock at BEGIN, so a writer in another process makes
+                // this one wait (busy_timeout) instead of failing at its first write.
+                Db::Tx(match store.backend {
+                    Backend::Sqlite => store.pool.begin_with("BEGIN IMMEDIATE").await?,
+                    Backend::Postgres => store.pool.begin().await?,
+                })
             } else {
                 Db::Conn(store.pool.acquire().await?)
             };

@@ -56,6 +56,9 @@ pub async fn principal_for_token(store: &Store, token: &str) -> sqlx::Result<Opt
         .os("last_access")
         .is_none_or(|t| t.get(..16) != now.get(..16));
     if stale {
+        // Behind the single-writer lock: on SQLite a write slipping between another
+        // transaction's read and write would make that transaction fail (SQLITE_BUSY_SNAPSHOT).
+        let _w = store.lock_writes().await;
         let _ = sqlx::query("UPDATE api_token SET last_access = $1 WHERE id = $2")
             .bind(&now)
             .bind(row.s("token_id"))

@@ -100,6 +100,13 @@ CKAN_URL="$CKAN_URL" \
     CKAN_MEMBER_TOKEN="$CKAN_MEMBER_TOKEN" \
     CKAN_OUTSIDER_TOKEN="$CKAN_OUTSIDER_TOKEN" \
     "$VENV/bin/python" "$ROOT/acceptance/ckanapi_foundation.py" || status=$?
+echo "acceptance: package_search"
+CKAN_URL="$CKAN_URL" \
+    CKAN_SYSADMIN_TOKEN="$CKAN_SYSADMIN_TOKEN" \
+    CKAN_EDITOR_TOKEN="$CKAN_EDITOR_TOKEN" \
+    CKAN_MEMBER_TOKEN="$CKAN_MEMBER_TOKEN" \
+    CKAN_OUTSIDER_TOKEN="$CKAN_OUTSIDER_TOKEN" \
+    "$VENV/bin/python" "$ROOT/acceptance/ckanapi_search.py" || status=$?
 
 if [ "$status" -ne 0 ]; then
     echo "acceptance: FAILED (exit $status); last lines of the server log:" >&2

@@ -538,10 +538,18 @@ struct Parser {
     now: DateTime<Utc>,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Occur {
     Must,
     Should,
     MustNot,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Conj {
+    None,
+    And,
+    Or,
 }
 
 impl Parser {
@@ -555,69 +563,82 @@ impl Parser {
         t
     }
 
+    /// A sequence of clauses combined as Lucene's classic query parser combines them with
+    /// `q.op=AND` (`QueryParserBase.addClause`): not by precedence, but by rewriting the
+    /// previous clause at each `AND` / `OR`. So `a OR b NOT c` is `(a OR b) AND NOT c`, and
+    /// `a b OR c` requires `a` only.
     fn or_expr(&mut self, field: &str) -> Result<Query> {
-        let mut alts = vec![self.and_expr(field)?];
-        while self.peek() == Some(&Tok::Or) {
-            self.pos += 1;
-            alts.push(self.and_expr(field)?);
-        }
-        if alts.len() == 1 {
-            return Ok(alts.pop().expect("one"));
-        }
-        Ok(Query::or(alts))
-    }
-
-    fn and_expr(&mut self, field: &str) -> Result<Query> {
-        let mut must = Vec::new();
-        let mut must_not = Vec::new();
-        let mut any = false;
+        let mut clauses: Vec<(Occur, Query)> = Vec::new();
         loop {
-            match self.peek() {
-                None | Some(Tok::RParen) | Some(Tok::Or) => break,
-                Some(Tok::And) => {
-                    if !any {
-                        return err("Cannot parse: Encountered \"AND\" at the start of a clause");
-                    }
-                    self.pos += 1;
-                    if matches!(self.peek(), None | Some(Tok::RParen) | Some(Tok::Or)) {
-                        return err("Cannot parse: Encountered \"<EOF>\" after AND");
-                    }
-                    continue;
+            let conj = match self.peek() {
+                None | Some(Tok::RParen) => break,
+                Some(Tok::And) => Conj::And,
+                Some(Tok::Or) => Conj::Or,
+                _ => Conj::None,
+            };
+            if conj != Conj::None {
+                let word = if conj == Conj::And { "AND" } else { "OR" };
+                if clauses.is_empty() {
+                    return err(format!(
+                        "Cannot parse: Encountered \"{word}\" at the start of a clause"
+                    ));
                 }
-                _ => {}
+                self.pos += 1;
+                if matches!(self.peek(), None | Some(Tok::RParen)) {
+                    return err(format!("Cannot parse: Encountered \"<EOF>\" after {word}"));
+                }
             }
-            let (occur, q) = self.clause(field)?;
-            any = true;
-            match occur {
-                Occur::MustNot => must_not.push(q),
-                Occur::Must | Occur::Should => must.push(q),
+            let (prohibited, q) = self.clause(field)?;
+            if let Some(last) = clauses.last_mut() {
+                match conj {
+                    Conj::And if last.0 != Occur::MustNot => last.0 = Occur::Must,
+                    Conj::Or if last.0 != Occur::MustNot => last.0 = Occur::Should,
+                    _ => {}
+                }
             }
+            let occur = if prohibited {
+                Occur::MustNot
+            } else if conj != Conj::Or {
+                Occur::Must
+            } else {
+                Occur::Should
+            };
+            clauses.push((occur, q));
         }
-        if !any {
+        if clauses.is_empty() {
             return err("Cannot parse: Encountered \"<EOF>\", expected a term");
         }
-        if must.len() == 1 && must_not.is_empty() {
-            return Ok(must.pop().expect("one"));
+        let mut must = Vec::new();
+        let mut should = Vec::new();
+        let mut must_not = Vec::new();
+        for (o, q) in clauses {
+            match o {
+                Occur::Must => must.push(q),
+                Occur::Should => should.push(q),
+                Occur::MustNot => must_not.push(q),
+            }
         }
+        let min_should = usize::from(must.is_empty() && !should.is_empty());
         Ok(Query::Bool {
             must,
-            should: vec![],
+            should,
             must_not,
-            min_should: 0,
+            min_should,
         })
     }
 
-    fn clause(&mut self, field: &str) -> Result<(Occur, Query)> {
-        let occur = match self.peek() {
+    /// One clause with its modifier: returns whether it is prohibited (`-`, `!`, `NOT`).
+    fn clause(&mut self, field: &str) -> Result<(bool, Query)> {
+        let prohibited = match self.peek() {
             Some(Tok::Plus) => {
                 self.pos += 1;
-                Occur::Must
+                false
             }
             Some(Tok::Minus) | Some(Tok::Not) => {
                 self.pos += 1;
-                Occur::MustNot
+                true
             }
-            _ => Occur::Should,
+            _ => false,
         };
         let mut field = field.to_string();
         if let Some(Tok::Field(f)) = self.peek() {
@@ -626,7 +647,7 @@ impl Parser {
         }
         let q = self.atom(&field)?;
         let q = self.modifiers(q)?;
-        Ok((occur, q))
+        Ok((prohibited, q))
     }
 
     fn modifiers(&mut self, mut q: Query) -> Result<Query> {
@@ -977,6 +998,42 @@ mod tests {
         // CKAN's own filter shape.
         let q = lucene("+capacity:public +state:(active OR draft)");
         assert!(matches!(q, Query::Bool { ref must, .. } if must.len() == 2));
+    }
+
+    #[test]
+    fn mixed_and_or_follow_lucene_not_precedence() {
+        let (a, b, c) = (
+            Query::term("text", "a"),
+            Query::term("text", "b"),
+            Query::term("text", "c"),
+        );
+        assert_eq!(
+            lucene("a OR b NOT c"),
+            Query::Bool {
+                must: vec![],
+                should: vec![a.clone(), b.clone()],
+                must_not: vec![c.clone()],
+                min_should: 1
+            }
+        );
+        assert_eq!(
+            lucene("a b OR c"),
+            Query::Bool {
+                must: vec![a.clone()],
+                should: vec![b.clone(), c.clone()],
+                must_not: vec![],
+                min_should: 0
+            }
+        );
+        assert_eq!(
+            lucene("a AND b OR c"),
+            Query::Bool {
+                must: vec![a],
+                should: vec![b, c],
+                must_not: vec![],
+                min_should: 0
+            }
+        );
     }
 
     #[test]

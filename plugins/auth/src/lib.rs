@@ -169,7 +169,13 @@ async fn may_create_dataset(ctx: &mut ActionContext) -> CkanResult<bool> {
     authz::has_permission_for_some_org(ctx, "create_dataset").await
 }
 
-async fn check_groups(ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
+/// `manage_group` on every group listed, except those the dataset is already in (`current`):
+/// CKAN checks only the groups an update adds.
+async fn check_groups(
+    ctx: &mut ActionContext,
+    data: &Params,
+    current: &[String],
+) -> CkanResult<()> {
     for g in data
         .get("groups")
         .and_then(Value::as_array)
@@ -185,6 +191,9 @@ async fn check_groups(ctx: &mut ActionContext, data: &Params) -> CkanResult<()> 
         let Some(group) = q::group_by_ref(ctx.db().await?, r).await? else {
             return Err(not_found("Group was not found."));
         };
+        if current.contains(&group.id) {
+            continue;
+        }
         if !authz::has_permission(ctx, &group.id, "manage_group").await? {
             return Err(deny(ctx, &format!("edit group {}", group.id)));
         }
@@ -217,7 +226,7 @@ async fn package_create_check(ctx: &mut ActionContext, data: &Params) -> CkanRes
             }
         }
     }
-    check_groups(ctx, data).await
+    check_groups(ctx, data, &[]).await
 }
 
 async fn can_update_package(ctx: &mut ActionContext, id: &str) -> CkanResult<bool> {
@@ -246,7 +255,15 @@ async fn package_update_check(ctx: &mut ActionContext, data: &Params) -> CkanRes
     if !can_update_package(ctx, &id).await? {
         return Err(deny(ctx, &format!("edit package {id}")));
     }
-    check_groups(ctx, data).await
+    let current: Vec<String> = sqlx::query_scalar(
+        "SELECT m.group_id FROM member m JOIN package p ON p.id = m.table_id \
+         WHERE m.table_name = 'package' AND m.state = 'active' AND m.capacity <> 'organization' \
+         AND (p.id = $1 OR p.name = $1)",
+    )
+    .bind(&id)
+    .fetch_all(ctx.db().await?)
+    .await?;
+    check_groups(ctx, data, &current).await
 }
 
 async fn resource_write(ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {

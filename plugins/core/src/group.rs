@@ -7,6 +7,7 @@ use catalog_framework::time::now_iso;
 
 use crate::dictize::{extras_list, group_base, sorted, user_dict};
 use crate::package::new_id;
+use crate::search_actions::{self, CountScope, DatasetCounts};
 
 fn kind(is_org: bool) -> &'static str {
     if is_org {
@@ -94,29 +95,6 @@ async fn upsert_member(
     )
 }
 
-/// Number of active datasets of a group the caller may see.
-async fn package_count(ctx: &mut ActionContext, g: &GroupRow) -> CkanResult<i64> {
-    let can_see_private = g.is_organization && authz::has_permission(ctx, &g.id, "read").await?;
-    let private = if can_see_private {
-        ""
-    } else {
-        " AND p.private = false"
-    };
-    let sql = if g.is_organization {
-        format!("SELECT COUNT(*) AS n FROM package p WHERE p.owner_org = $1 AND p.state = 'active'{private}")
-    } else {
-        format!(
-            "SELECT COUNT(*) AS n FROM package p JOIN member m ON m.table_id = p.id AND m.table_name = 'package' \
-             WHERE m.group_id = $1 AND m.state = 'active' AND p.state = 'active'{private}"
-        )
-    };
-    let row = sqlx::query(&sql)
-        .bind(&g.id)
-        .fetch_one(ctx.db().await?)
-        .await?;
-    Ok(row.i("n"))
-}
-
 async fn group_users(ctx: &mut ActionContext, g: &GroupRow) -> CkanResult<Vec<Value>> {
     let cols = q::USER_COLS
         .split(", ")
@@ -142,19 +120,29 @@ async fn group_users(ctx: &mut ActionContext, g: &GroupRow) -> CkanResult<Vec<Va
     Ok(out)
 }
 
-struct ShowOpts {
+struct ShowOpts<'a> {
     datasets: bool,
     dataset_count: bool,
     extras: bool,
     users: bool,
     groups: bool,
+    /// Counts computed once for a whole list (`group_list` with `all_fields`).
+    counts: Option<&'a DatasetCounts>,
 }
 
-async fn group_dict(ctx: &mut ActionContext, g: &GroupRow, o: &ShowOpts) -> CkanResult<Value> {
+async fn group_dict(ctx: &mut ActionContext, g: &GroupRow, o: &ShowOpts<'_>) -> CkanResult<Value> {
     let site = ctx.config().site_url().to_string();
     let mut m = group_base(&site, g);
-    if o.dataset_count || o.datasets {
-        let n = package_count(ctx, g).await?;
+    // CKAN counts (and lists) a group's datasets with package_search.
+    if o.datasets {
+        let (n, pkgs) = search_actions::group_packages(ctx, g, true).await?;
+        m.insert("package_count".into(), json!(n));
+        m.insert("packages".into(), Value::Array(pkgs));
+    } else if o.dataset_count {
+        let n = match o.counts {
+            Some(c) => c.of(g),
+            None => search_actions::group_packages(ctx, g, false).await?.0,
+        };
         m.insert("package_count".into(), json!(n));
     }
     if o.extras {
@@ -180,32 +168,6 @@ async fn group_dict(ctx: &mut ActionContext, g: &GroupRow, o: &ShowOpts) -> Ckan
         let users = group_users(ctx, g).await?;
         m.insert("users".into(), Value::Array(users));
     }
-    if o.datasets {
-        let limit = if g.is_organization { 10 } else { 1000 };
-        let private = if g.is_organization && authz::has_permission(ctx, &g.id, "read").await? {
-            ""
-        } else {
-            " AND p.private = false"
-        };
-        let sql = if g.is_organization {
-            format!("SELECT p.id FROM package p WHERE p.owner_org = $1 AND p.state = 'active'{private} ORDER BY p.metadata_modified DESC LIMIT {limit}")
-        } else {
-            format!(
-                "SELECT p.id FROM package p JOIN member m ON m.table_id = p.id AND m.table_name = 'package' \
-                 WHERE m.group_id = $1 AND m.state = 'active' AND p.state = 'active'{private} ORDER BY p.metadata_modified DESC LIMIT {limit}"
-            )
-        };
-        let ids: Vec<(String,)> = sqlx::query_as(&sql)
-            .bind(&g.id)
-            .fetch_all(ctx.db().await?)
-            .await?;
-        let mut pkgs = Vec::new();
-        for (id,) in ids {
-            let row = crate::package::load(ctx, &id).await?;
-            pkgs.push(crate::package::show_row(ctx, &row).await?);
-        }
-        m.insert("packages".into(), Value::Array(pkgs));
-    }
     Ok(Value::Object(sorted(m)))
 }
 
@@ -222,6 +184,7 @@ async fn show(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<Va
             ctx.config().catalog.auth.public_user_details,
         )?,
         groups: bool_param(&p, "include_groups", true)?,
+        counts: None,
     };
     bool_param(&p, "include_followers", true)?;
     let mut auth = p.clone();
@@ -424,6 +387,7 @@ async fn create(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<
         extras: true,
         users: true,
         groups: true,
+        counts: None,
     };
     group_dict(ctx, &g, &opts).await
 }
@@ -504,6 +468,7 @@ async fn update(
         extras: true,
         users: true,
         groups: true,
+        counts: None,
     };
     group_dict(ctx, &g, &opts).await
 }
@@ -676,15 +641,18 @@ async fn list(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<Va
                     .contains(qt)
         });
     }
-    let mut counted: Vec<(GroupRow, i64)> = Vec::new();
-    for g in groups {
-        let n = if field == "package_count" || all_fields {
-            package_count(ctx, &g).await?
-        } else {
-            0
-        };
-        counted.push((g, n));
-    }
+    let sort_counts = if field == "package_count" {
+        search_actions::member_package_counts(ctx).await?
+    } else {
+        Default::default()
+    };
+    let mut counted: Vec<(GroupRow, i64)> = groups
+        .into_iter()
+        .map(|g| {
+            let n = sort_counts.get(&g.id).copied().unwrap_or(0);
+            (g, n)
+        })
+        .collect();
     match field {
         "name" => counted.sort_by(|a, b| a.0.name.cmp(&b.0.name)),
         "title" => counted.sort_by(|a, b| {
@@ -707,12 +675,20 @@ async fn list(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<Va
     if !all_fields {
         return Ok(Value::Array(page.map(|(g, _)| json!(g.name)).collect()));
     }
+    let dataset_count = bool_param(&p, "include_dataset_count", true)?;
+    // One facet query counts the datasets of every group, with the caller's labels.
+    let counts = if dataset_count {
+        Some(search_actions::dataset_counts(ctx, CountScope::VisibleToCaller).await?)
+    } else {
+        None
+    };
     let opts = ShowOpts {
         datasets: false,
-        dataset_count: bool_param(&p, "include_dataset_count", true)?,
+        dataset_count,
         extras: bool_param(&p, "include_extras", false)?,
         users: bool_param(&p, "include_users", false)?,
         groups: bool_param(&p, "include_groups", false)?,
+        counts: counts.as_ref(),
     };
     let mut out = Vec::new();
     for (g, _) in page {
@@ -767,6 +743,11 @@ pub async fn organization_list_for_user(ctx: &mut ActionContext, p: Params) -> C
     } else {
         authz::groups_with_permission(ctx, &user.id, &perm).await?
     };
+    let counts = if include_count {
+        Some(search_actions::dataset_counts(ctx, CountScope::AllOfTypeDataset).await?)
+    } else {
+        None
+    };
     let site = ctx.config().site_url().to_string();
     let mut out = Vec::new();
     for g in orgs {
@@ -778,9 +759,8 @@ pub async fn organization_list_for_user(ctx: &mut ActionContext, p: Params) -> C
         let Some(cap) = cap else { continue };
         let mut m = raw_group(&site, &g);
         m.insert("capacity".into(), json!(cap));
-        if include_count {
-            let n = package_count(ctx, &g).await?;
-            m.insert("package_count".into(), json!(n));
+        if let Some(c) = &counts {
+            m.insert("package_count".into(), json!(c.of(&g)));
         }
         out.push((g.display_name().to_lowercase(), Value::Object(sorted(m))));
     }
@@ -806,6 +786,11 @@ pub async fn group_list_authz(ctx: &mut ActionContext, p: Params) -> CkanResult<
         .into_iter()
         .map(|(g, _)| g)
         .collect();
+    let counts = if include_count {
+        Some(search_actions::dataset_counts(ctx, CountScope::AllOfTypeDataset).await?)
+    } else {
+        None
+    };
     let site = ctx.config().site_url().to_string();
     let all = ctx.is_sysadmin() && !am_member;
     let mut out = Vec::new();
@@ -814,9 +799,8 @@ pub async fn group_list_authz(ctx: &mut ActionContext, p: Params) -> CkanResult<
             continue;
         }
         let mut m = raw_group(&site, &g);
-        if include_count {
-            let n = package_count(ctx, &g).await?;
-            m.insert("package_count".into(), json!(n));
+        if let Some(c) = &counts {
+            m.insert("package_count".into(), json!(c.of(&g)));
         }
         out.push((g.display_name().to_lowercase(), Value::Object(sorted(m))));
     }

@@ -11,6 +11,7 @@ pub mod licenses;
 mod package;
 mod resource;
 mod search;
+mod search_actions;
 mod site;
 mod user;
 
@@ -105,7 +106,16 @@ actions! {
     write api_token_create => user::api_token_create, "Create an API token for a user. The token is shown only once.";
     write api_token_revoke => user::api_token_revoke, "Revoke an API token (by `token` or `jti`).";
     read api_token_list => user::api_token_list, "Return a user's API tokens, oldest first.";
-    read tag_list => site::tag_list, "Return the site's free tags.";
+    read tag_list => search_actions::tag_list, "Return the site's free tags (or a vocabulary's tags).\n\n:param query: only tags whose names contain this (case-insensitive); `q` is an alias\n:param vocabulary_id: the vocabulary's id or name\n:param all_fields: return tag dicts instead of names\n:rtype: list";
+    read tag_search => search_actions::tag_search, "Return the free tags whose names contain every given term (case-insensitive).\n\n:param query: a string or a list of strings (`q` is an alias)\n:param vocabulary_id: search this vocabulary's tags instead\n:param limit: optional\n:param offset: optional\n:rtype: dictionary with count and results";
+    read tag_autocomplete => search_actions::tag_autocomplete, "Return the names of the tags that contain a string (as tag_search).\n\n:param query: the string to search for\n:param vocabulary_id: optional\n:param limit: optional\n:param offset: optional\n:rtype: list of strings";
+    read resource_search => search_actions::resource_search, "Search the resources of public datasets.\n\n:param query: `field:term` or a list of them (all must match); `hash` is a prefix match, text fields a case-insensitive substring match, `size` and dates exact\n:param order_by: a resource field\n:param offset: optional\n:param limit: optional\n:rtype: dictionary with count and results";
+    read format_autocomplete => search_actions::format_autocomplete, "Return the resource formats that contain a string, most used first.\n\n:param q: the string to search for\n:param limit: optional (default 5)\n:rtype: list of strings";
+    read package_autocomplete => search_actions::package_autocomplete, "Return the datasets whose name or title contains a string.\n\n:param q: the string to search for\n:param limit: optional (default 10)\n:rtype: list of dictionaries (name, title, match_field, match_displayed)";
+    read user_autocomplete => search_actions::user_autocomplete, "Return the users whose name or full name contains a string.\n\n:param q: the string to search for\n:param limit: optional (default 20)\n:param ignore_self: leave the caller out\n:rtype: list of dictionaries (id, name, fullname)";
+    read group_autocomplete => search_actions::group_autocomplete, "Return the groups whose name or title contains a string.\n\n:param q: the string to search for\n:param limit: optional (default 20)\n:rtype: list of dictionaries (id, name, title)";
+    read organization_autocomplete => search_actions::organization_autocomplete, "Return the organizations whose name or title contains a string.\n\n:param q: the string to search for\n:param limit: optional (default 20)\n:rtype: list of dictionaries (id, name, title)";
+    read group_package_show => search_actions::group_package_show, "Return the datasets of a group.\n\n:param id: the group's id or name\n:param limit: optional (default 10)\n:rtype: list of dictionaries";
     read tag_show => site::tag_show, "Return a tag.";
     read status_show => site::status_show, "Return a dict describing the site.";
     read site_read => site::site_read, "Return true if the caller may read the site.";

@@ -1,7 +1,6 @@
-//! Site actions (status, licenses, help) and tags.
+//! Site actions (status, licenses, help) and `tag_show`.
 
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries as q;
 
 use crate::licenses::LICENSES;
 
@@ -48,36 +47,6 @@ pub async fn help_show(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> 
     })
 }
 
-pub async fn tag_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    ctx.check_access("tag_list", &p).await?;
-    if let Some(v) = opt_str(&p, "vocabulary_id").filter(|s| !s.is_empty()) {
-        return Err(not_found(format!("could not find vocabulary '{v}'")));
-    }
-    let all_fields = truthy(p.get("all_fields"))
-        || matches!(p.get("all_fields"), Some(Value::String(s)) if !s.is_empty());
-    let query = opt_str(&p, "query")
-        .or_else(|| opt_str(&p, "q"))
-        .map(|s| s.trim().to_lowercase());
-    let rows = sqlx::query(
-        "SELECT DISTINCT t.id, t.name FROM tag t JOIN package_tag pt ON pt.tag_id = t.id \
-         WHERE pt.state = 'active' AND t.vocabulary_id = '' ORDER BY t.name",
-    )
-    .fetch_all(ctx.db().await?)
-    .await?;
-    let out = rows
-        .iter()
-        .filter(|r| query.as_ref().is_none_or(|q| r.s("name").to_lowercase().contains(q)))
-        .map(|r| {
-            if all_fields {
-                json!({"display_name": r.s("name"), "id": r.s("id"), "name": r.s("name"), "vocabulary_id": null})
-            } else {
-                json!(r.s("name"))
-            }
-        })
-        .collect();
-    Ok(Value::Array(out))
-}
-
 pub async fn tag_show(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     let id = req_str(&p, "id")?;
     ctx.check_access("tag_show", &p).await?;
@@ -87,6 +56,8 @@ pub async fn tag_show(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     .bind(&id)
     .fetch_optional(ctx.db().await?)
     .await?
+    // With a vocabulary (none exists), only the lookup by id can succeed, as in `Tag.get`.
+    .filter(|r| opt_str(&p, "vocabulary_id").is_none_or(|v| v.is_empty()) || r.s("id") == id)
     .ok_or_else(|| not_found(""))?;
     let mut m = Map::new();
     m.insert("display_name".into(), json!(row.s("name")));
@@ -94,20 +65,7 @@ pub async fn tag_show(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     m.insert("name".into(), json!(row.s("name")));
     m.insert("vocabulary_id".into(), Value::Null);
     if bool_param(&p, "include_datasets", false)? {
-        let ids: Vec<(String,)> = sqlx::query_as(
-            "SELECT p.id FROM package p JOIN package_tag pt ON pt.package_id = p.id \
-             WHERE pt.tag_id = $1 AND pt.state = 'active' AND p.state = 'active' AND p.private = false ORDER BY p.name LIMIT 1000",
-        )
-        .bind(row.s("id"))
-        .fetch_all(ctx.db().await?)
-        .await?;
-        let mut pkgs = Vec::new();
-        for (pid,) in ids {
-            let r = q::package_by_ref(ctx.db().await?, &pid)
-                .await?
-                .ok_or_else(|| not_found(""))?;
-            pkgs.push(crate::package::show_row(ctx, &r).await?);
-        }
+        let pkgs = crate::search_actions::tag_datasets(ctx, &row.s("name")).await?;
         m.insert("packages".into(), Value::Array(pkgs));
     }
     Ok(Value::Object(m))

@@ -24,6 +24,7 @@ fn every_action_but_the_sysadmin_only_ones_has_an_auth_function() {
         "dataset_purge",
         "group_purge",
         "organization_purge",
+        "search_index_rebuild",
         "package_owner_org_update",
         "user_delete",
         // These check the auth of the action they delegate to.

@@ -410,12 +410,15 @@ where
         .collect())
 }
 
+/// One field's facet: `(field, [(value, count)])`.
+type Facet = (String, Vec<(String, u64)>);
+
 /// Facet counts by terms aggregations over the `s` fast fields.
 fn facet_counts(
     searcher: &tantivy::Searcher,
     q: &dyn tantivy::query::Query,
     req: &SearchRequest,
-) -> CkanResult<Vec<(String, Vec<(String, u64)>)>> {
+) -> CkanResult<Vec<Facet>> {
     // Ask for more than the limit so that ties at the cut are broken by value, as Solr does.
     let size = req.facet_limit.map(|l| l + 100).unwrap_or(100_000);
     let mut aggs = serde_json::Map::new();

@@ -578,9 +578,35 @@ pub async fn package_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
     );
     doc.insert("tags".into(), Value::Array(tags));
     doc.insert("resources".into(), Value::Array(resources));
+    keep_custom_fields(&data, &mut doc);
     write(ctx, &doc, true, groups).await?;
     let row = load(ctx, &id).await?;
     show_row(ctx, &row).await
+}
+
+/// Keys `package_show` computes; never stored from input.
+const COMPUTED_KEYS: &[&str] = &[
+    "num_resources",
+    "num_tags",
+    "organization",
+    "isopen",
+    "license_title",
+    "license_url",
+    "relationships_as_object",
+    "relationships_as_subject",
+];
+
+/// Stores the top-level fields a custom dataset schema kept beyond CKAN's own (the default
+/// schema drops unknown keys, so this only matters for plugin schemas); on update, a custom
+/// field absent from the new dict goes, as with replace semantics.
+fn keep_custom_fields(data: &Params, doc: &mut Map<String, Value>) {
+    let known = catalog_plugin_schema::SCHEMA_FIELDS;
+    doc.retain(|k, _| known.contains(&k.as_str()));
+    for (k, v) in data {
+        if !known.contains(&k.as_str()) && !COMPUTED_KEYS.contains(&k.as_str()) {
+            doc.insert(k.clone(), v.clone());
+        }
+    }
 }
 
 /// `package_update` with replace semantics (spec/ckan-write-auth-legacy.md §1.4).
@@ -666,6 +692,7 @@ pub async fn package_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
         Some(g) => Some(resolve_groups(ctx, g).await?),
         None => None,
     };
+    keep_custom_fields(&data, &mut doc);
     let mut compare_old = old.clone();
     compare_old.remove("metadata_modified");
     let mut compare_new = doc.clone();
@@ -903,4 +930,29 @@ pub async fn bulk_update_delete(ctx: &mut ActionContext, p: Params) -> CkanResul
         .cloned()
         .unwrap_or_default();
     bulk(ctx, p, "bulk_update_delete", patch).await
+}
+
+#[cfg(test)]
+mod custom_field_tests {
+    use super::*;
+
+    #[test]
+    fn custom_schema_fields_are_stored_and_computed_keys_are_not() {
+        let data: Params = json!({"title": "t", "sensor_id": "S-1", "num_tags": 3, "isopen": true})
+            .as_object()
+            .unwrap()
+            .clone();
+        let mut doc = json!({"title": "t", "old_custom": 1})
+            .as_object()
+            .unwrap()
+            .clone();
+        keep_custom_fields(&data, &mut doc);
+        assert_eq!(doc.get("sensor_id"), Some(&json!("S-1")));
+        assert!(
+            doc.get("old_custom").is_none(),
+            "replace semantics drop absent custom fields"
+        );
+        assert!(doc.get("num_tags").is_none() && doc.get("isopen").is_none());
+        assert_eq!(doc.get("title"), Some(&json!("t")));
+    }
 }

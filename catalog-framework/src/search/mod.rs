@@ -9,6 +9,7 @@ pub mod document;
 pub mod fields;
 pub mod indexer;
 pub mod query;
+pub mod testkit;
 
 use std::path::PathBuf;
 use std::sync::Arc;

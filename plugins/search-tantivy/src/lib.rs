@@ -423,12 +423,18 @@ fn facet_counts(
     let size = req.facet_limit.map(|l| l + 100).unwrap_or(100_000);
     let mut aggs = serde_json::Map::new();
     for (i, field) in req.facet_fields.iter().enumerate() {
-        if kind(field) != FieldKind::String {
-            continue;
-        }
+        let column = match kind(field) {
+            FieldKind::String => format!("s.{field}"),
+            FieldKind::Date if field == "metadata_modified" || field == "metadata_created" => {
+                field.clone()
+            }
+            FieldKind::Date => format!("d.{field}"),
+            // Text fields hold tokens, not values: no facet (Solr would count tokens).
+            FieldKind::Text | FieldKind::TextGeneral => continue,
+        };
         aggs.insert(
             format!("f{i}"),
-            json!({"terms": {"field": format!("s.{field}"), "size": size, "segment_size": size,
+            json!({"terms": {"field": column, "size": size, "segment_size": size,
                    "min_doc_count": req.facet_mincount.max(1)}}),
         );
     }
@@ -448,7 +454,7 @@ fn facet_counts(
             .into_iter()
             .flatten()
             .filter_map(|b| {
-                let key = match b.get("key")? {
+                let key = match b.get("key_as_string").or_else(|| b.get("key"))? {
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
                 };

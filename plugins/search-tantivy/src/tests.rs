@@ -195,3 +195,23 @@ async fn indexes_searches_facets_and_rebuilds() {
         vec![("9".to_string(), "2024-01-01T00:00:00".to_string())]
     );
 }
+
+#[tokio::test]
+async fn shared_search_backend_cases() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../conformance-tests/search-backend-cases.json");
+    let text = std::fs::read_to_string(path).expect("reading the cases");
+    let dir = tempfile::tempdir().unwrap();
+    let b = TantivyBackend::open(dir.path()).unwrap();
+    let report = catalog_framework::search::testkit::run_cases(&b, "tantivy", &text).await;
+    println!(
+        "search backend cases: {} passed, {} failed",
+        report.passed,
+        report.failures.len()
+    );
+    assert!(
+        report.failures.is_empty(),
+        "failing cases:\n{}",
+        report.failures.join("\n")
+    );
+}

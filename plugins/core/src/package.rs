@@ -262,24 +262,22 @@ async fn prepare_tags(
             errs.push("tags", "Tag vocabulary was not found.");
             continue;
         }
+        // Insert-if-absent, then read: two writers adding the same new tag at once both
+        // succeed (on PostgreSQL the second waits for the first and inserts nothing).
         let conn = ctx.db().await?;
-        let existing: Option<(String,)> =
+        sqlx::query(
+            "INSERT INTO tag (id, name, vocabulary_id) VALUES ($1, $2, '') \
+             ON CONFLICT (name, vocabulary_id) DO NOTHING",
+        )
+        .bind(new_id())
+        .bind(&name)
+        .execute(&mut *conn)
+        .await?;
+        let (id,): (String,) =
             sqlx::query_as("SELECT id FROM tag WHERE name = $1 AND vocabulary_id = ''")
                 .bind(&name)
-                .fetch_optional(&mut *conn)
+                .fetch_one(&mut *conn)
                 .await?;
-        let id = match existing {
-            Some((id,)) => id,
-            None => {
-                let id = new_id();
-                sqlx::query("INSERT INTO tag (id, name, vocabulary_id) VALUES ($1, $2, '')")
-                    .bind(&id)
-                    .bind(&name)
-                    .execute(&mut *conn)
-                    .await?;
-                id
-            }
-        };
         out.push(json!({"display_name": name, "id": id, "name": name, "state": "active", "vocabulary_id": null}));
     }
     out.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use super::fields::{is_declared, kind, FieldKind};
+use super::fields::{copied_to_text, is_declared, kind, FieldKind};
 use super::query::parse_instant;
 
 /// One dataset as the search backends receive it.
@@ -20,24 +20,6 @@ pub struct IndexDocument {
     /// `(field, instant)` pairs of the date fields.
     pub dates: Vec<(String, DateTime<Utc>)>,
 }
-
-/// Fields copied into the `text` catch-all (CKAN's `copyField`s).
-const COPIED_TO_TEXT: &[&str] = &[
-    "url",
-    "res_url",
-    "name",
-    "title",
-    "license",
-    "notes",
-    "tags",
-    "groups",
-    "organization",
-    "res_name",
-    "res_description",
-    "maintainer",
-    "author",
-    "urls",
-];
 
 /// Top-level keys indexed by their own rules below, not by the catch-all.
 const HANDLED: &[&str] = &[
@@ -138,12 +120,7 @@ impl IndexDocument {
         let copied: Vec<String> = doc
             .fields
             .iter()
-            .filter(|(f, _)| {
-                COPIED_TO_TEXT.contains(&f.as_str())
-                    || f.starts_with("extras_")
-                    || f.starts_with("res_extras_")
-                    || f.starts_with("vocab_")
-            })
+            .filter(|(f, _)| copied_to_text(f))
             .map(|(_, v)| v.clone())
             .collect();
         for v in copied {

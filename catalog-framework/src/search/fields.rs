@@ -86,6 +86,33 @@ pub fn is_declared(field: &str) -> bool {
         || field.starts_with("vocab_")
 }
 
+/// Fields copied into the `text` catch-all (CKAN's `copyField`s), besides the dynamic
+/// `extras_*`, `res_extras_*` and `vocab_*` ones.
+const COPIED_TO_TEXT: &[&str] = &[
+    "url",
+    "res_url",
+    "name",
+    "title",
+    "license",
+    "notes",
+    "tags",
+    "groups",
+    "organization",
+    "res_name",
+    "res_description",
+    "maintainer",
+    "author",
+    "urls",
+];
+
+/// Whether a field's values also go into the `text` catch-all.
+pub fn copied_to_text(field: &str) -> bool {
+    COPIED_TO_TEXT.contains(&field)
+        || field.starts_with("extras_")
+        || field.starts_with("res_extras_")
+        || field.starts_with("vocab_")
+}
+
 /// Fields a search can sort on (single-valued ones); `score` is handled apart.
 pub const SORTABLE: &[&str] = &[
     "id",

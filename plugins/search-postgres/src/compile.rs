@@ -6,7 +6,7 @@ use std::ops::Bound;
 
 use catalog_framework::error::search_error;
 use catalog_framework::prelude::*;
-use catalog_framework::search::fields::{kind, FieldKind};
+use catalog_framework::search::fields::{copied_to_text, kind, FieldKind};
 use catalog_framework::search::query::parse_instant;
 use catalog_framework::search::RangeValue;
 
@@ -123,31 +123,6 @@ impl Score {
 
 /// Most `k of n` conditions written as an OR of ANDs (which indexes serve) rather than a count.
 const MAX_COMBINATIONS: usize = 32;
-
-/// Fields `IndexDocument` copies into the `text` catch-all (CKAN's `copyField`s).
-const COPIED_TO_TEXT: &[&str] = &[
-    "url",
-    "res_url",
-    "name",
-    "title",
-    "license",
-    "notes",
-    "tags",
-    "groups",
-    "organization",
-    "res_name",
-    "res_description",
-    "maintainer",
-    "author",
-    "urls",
-];
-
-fn copied_to_text(field: &str) -> bool {
-    COPIED_TO_TEXT.contains(&field)
-        || field.starts_with("extras_")
-        || field.starts_with("res_extras_")
-        || field.starts_with("vocab_")
-}
 
 /// A compiled condition: a full-text query (which combines with others into one `tsquery`, one
 /// index scan), any other SQL condition, or a constant.

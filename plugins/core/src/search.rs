@@ -343,11 +343,12 @@ pub async fn run(ctx: &mut ActionContext, o: SearchOptions) -> CkanResult<Value>
             counts.insert(v.clone(), json!(c));
         }
         facets.insert(field.clone(), Value::Object(counts));
+        let titles = group_titles(ctx, field, values).await?;
         let mut items = Vec::new();
         for (v, c) in values {
             items.push(json!({
                 "count": c,
-                "display_name": display_name(ctx, field, v).await?,
+                "display_name": display_name(&titles, field, v),
                 "name": v,
             }));
         }
@@ -389,25 +390,44 @@ fn restrict(dict: &Value, fl: &[String]) -> Value {
     Value::Object(out)
 }
 
-/// A facet item's `display_name`: group and organization titles, license titles.
-async fn display_name(ctx: &mut ActionContext, field: &str, value: &str) -> CkanResult<String> {
-    match field {
-        "groups" | "organization" => {
-            let title: Option<Option<String>> =
-                sqlx::query_scalar("SELECT title FROM catalog_group WHERE name = $1")
-                    .bind(value)
-                    .fetch_optional(ctx.db().await?)
-                    .await?;
-            Ok(title
-                .flatten()
-                .filter(|t| !t.trim().is_empty())
-                .unwrap_or_else(|| value.to_string()))
-        }
-        "license_id" => Ok(licenses::find(value)
-            .map(|l| l.title.to_string())
-            .unwrap_or_else(|| value.to_string())),
-        _ => Ok(value.to_string()),
+/// The titles of the groups or organizations a `groups` / `organization` facet names, by name,
+/// in one query per facet.
+async fn group_titles(
+    ctx: &mut ActionContext,
+    field: &str,
+    values: &[(String, u64)],
+) -> CkanResult<std::collections::HashMap<String, String>> {
+    if !matches!(field, "groups" | "organization") || values.is_empty() {
+        return Ok(Default::default());
     }
+    let placeholders: Vec<String> = (1..=values.len()).map(|i| format!("${i}")).collect();
+    let sql = format!(
+        "SELECT name, title FROM catalog_group WHERE name IN ({})",
+        placeholders.join(", ")
+    );
+    let mut q = sqlx::query_as::<_, (String, Option<String>)>(&sql);
+    for (v, _) in values {
+        q = q.bind(v);
+    }
+    let rows = q.fetch_all(ctx.db().await?).await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(name, title)| title.filter(|t| !t.trim().is_empty()).map(|t| (name, t)))
+        .collect())
+}
+
+/// A facet item's `display_name`: group and organization titles, license titles, else the value.
+fn display_name(
+    titles: &std::collections::HashMap<String, String>,
+    field: &str,
+    value: &str,
+) -> String {
+    match field {
+        "groups" | "organization" => titles.get(value).cloned(),
+        "license_id" => licenses::find(value).map(|l| l.title.to_string()),
+        _ => None,
+    }
+    .unwrap_or_else(|| value.to_string())
 }
 
 /// Rebuilds the search index inside the running server (sysadmins only): the old index serves

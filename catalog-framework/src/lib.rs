@@ -99,7 +99,23 @@ async fn prepare_search(app: &context::AppState) -> anyhow::Result<()> {
     let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM package")
         .fetch_one(&app.store.pool)
         .await?;
-    let indexed = app.search.backend.indexed().await?.len();
+    // A count, not `indexed()`: start-up should not list every document of a large index.
+    let indexed = app
+        .search
+        .backend
+        .search(&search::SearchRequest {
+            query: search::Query::All,
+            filters: Vec::new(),
+            sort: Vec::new(),
+            start: 0,
+            rows: 0,
+            facet_fields: Vec::new(),
+            facet_limit: None,
+            facet_mincount: 1,
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("counting the search index: {e:?}"))?
+        .count;
     if stored > 0 && indexed == 0 {
         tracing::info!(datasets = stored, "search index is empty: rebuilding it");
         let report = search::indexer::SearchService::rebuild(app, &|_, _| {}).await?;

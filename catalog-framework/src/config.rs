@@ -16,6 +16,8 @@ use serde::{Deserialize, Serialize};
 pub struct Config {
     pub catalog: CatalogConfig,
     pub catalogext: CatalogExtConfig,
+    /// CKAN's `app_instance_uuid`: the last fallback of the DCAT catalog URI.
+    pub app_instance_uuid: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

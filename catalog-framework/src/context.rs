@@ -21,6 +21,8 @@ pub struct App {
     pub search: crate::search::indexer::SearchService,
     /// Rendered `package_show` dicts (embedded deployment only).
     pub package_cache: crate::cache::PackageCache,
+    /// `catalogext.dcat.*`, checked at start-up; `None` when no DCAT profile is linked in.
+    pub dcat: Option<crate::dcat::DcatSettings>,
 }
 
 /// What axum handlers and plugin routes receive as state.

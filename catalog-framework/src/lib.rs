@@ -8,6 +8,7 @@ pub mod authz;
 pub mod cache;
 pub mod config;
 pub mod context;
+pub mod dcat;
 pub mod error;
 pub mod http;
 pub mod identity;
@@ -22,6 +23,7 @@ pub mod time;
 pub mod prelude {
     pub use crate::config::Config;
     pub use crate::context::{ActionContext, App, AppState, Principal, Upload};
+    pub use crate::dcat::{CatalogInfo, DcatContext, DcatProfile, DcatSettings, RdfGraph};
     pub use crate::error::{
         internal, missing, not_authorized, not_found, validation, validation_message, CkanError,
         CkanResult, ErrorKind, ValidationBuilder,
@@ -36,8 +38,8 @@ pub mod prelude {
     };
     pub use crate::store_queries::RowExt;
     pub use crate::{
-        register_action, register_auth, register_dataset_schema, register_plugin, register_routes,
-        register_search_backend,
+        register_action, register_auth, register_dataset_schema, register_dcat_profile,
+        register_plugin, register_routes, register_search_backend,
     };
     pub use async_trait::async_trait;
     pub use serde_json::{json, Map, Value};
@@ -58,6 +60,7 @@ pub async fn build_app(
     data_dir: PathBuf,
 ) -> anyhow::Result<context::AppState> {
     let registry = registry::Registry::build()?;
+    let dcat = check_dcat(&config, &registry)?;
     tracing::info!(registry = %registry.summary(), "registered extensions");
     std::fs::create_dir_all(&data_dir)?;
     let store = store::Store::connect(database_url).await?;
@@ -84,9 +87,34 @@ pub async fn build_app(
         data_dir,
         search: search::indexer::SearchService::new(backend),
         package_cache: cache::PackageCache::new(sqlite),
+        dcat,
     });
     prepare_search(&app).await?;
     Ok(app)
+}
+
+/// With DCAT profiles linked in, `catalogext.dcat.*` must be valid and name registered
+/// profiles; the server refuses to start otherwise.
+pub fn check_dcat(
+    config: &config::Config,
+    registry: &registry::Registry,
+) -> anyhow::Result<Option<dcat::DcatSettings>> {
+    if !registry.has_dcat_profiles() {
+        return Ok(None);
+    }
+    let settings = dcat::DcatSettings::from_config(config).map_err(anyhow::Error::msg)?;
+    let unknown: Vec<&String> = settings
+        .profiles
+        .iter()
+        .filter(|p| registry.dcat_profile(p).is_none())
+        .collect();
+    if !unknown.is_empty() {
+        anyhow::bail!(
+            "catalogext.dcat.rdf.profiles names unknown profiles {unknown:?} (registered: {})",
+            registry.summary()["dcat_profiles"]
+        );
+    }
+    Ok(Some(settings))
 }
 
 /// Drains what a crash left in the outbox; fills an empty index (a new backend, a deleted

@@ -100,6 +100,11 @@ registration!(
     SearchBackendRegistration, Box<dyn crate::search::SearchBackendFactory>
 );
 
+registration!(
+    /// A DCAT profile, submitted with [`register_dcat_profile!`](crate::register_dcat_profile).
+    DcatProfileRegistration, Box<dyn crate::dcat::DcatProfile>
+);
+
 /// A plugin's name, as `status_show` lists it in `extensions`.
 pub struct PluginRegistration {
     pub name: &'static str,
@@ -216,6 +221,7 @@ pub struct Registry {
     schemas: BTreeMap<String, Arc<Box<dyn DatasetSchema>>>,
     routes: BTreeMap<String, Arc<axum::Router<crate::context::AppState>>>,
     search_backends: BTreeMap<String, Arc<Box<dyn crate::search::SearchBackendFactory>>>,
+    dcat_profiles: BTreeMap<String, Arc<Box<dyn crate::dcat::DcatProfile>>>,
     plugins: Vec<&'static str>,
 }
 
@@ -242,6 +248,10 @@ impl Registry {
             "search backend",
             inventory::iter::<SearchBackendRegistration>().map(|r| (r.name, r.priority, r.build)),
         )?;
+        let dcat_profiles = resolve(
+            "DCAT profile",
+            inventory::iter::<DcatProfileRegistration>().map(|r| (r.name, r.priority, r.build)),
+        )?;
         let mut plugins: Vec<&'static str> = inventory::iter::<PluginRegistration>()
             .map(|p| p.name)
             .collect();
@@ -253,6 +263,7 @@ impl Registry {
             schemas,
             routes,
             search_backends,
+            dcat_profiles,
             plugins,
         })
     }
@@ -282,6 +293,15 @@ impl Registry {
         self.search_backends.get(name)
     }
 
+    pub fn dcat_profile(&self, name: &str) -> Option<&Arc<Box<dyn crate::dcat::DcatProfile>>> {
+        self.dcat_profiles.get(name)
+    }
+
+    /// True when some plugin registered a DCAT profile.
+    pub fn has_dcat_profiles(&self) -> bool {
+        !self.dcat_profiles.is_empty()
+    }
+
     pub fn plugins(&self) -> &[&'static str] {
         &self.plugins
     }
@@ -295,6 +315,7 @@ impl Registry {
             "dataset_schemas": names(self.schemas.keys().collect()),
             "routes": names(self.routes.keys().collect()),
             "search_backends": names(self.search_backends.keys().collect()),
+            "dcat_profiles": names(self.dcat_profiles.keys().collect()),
             "plugins": self.plugins,
         })
     }

@@ -1,0 +1,265 @@
+//! The four serializations of the seed (RDF/XML, Turtle, N3, JSON-LD), parsing them back, and a
+//! canonical N-Triples form for snapshots.
+
+use std::collections::BTreeMap;
+
+use oxigraph::io::{RdfParser, RdfSerializer};
+use oxigraph::model::{Graph, NamedOrBlankNode, Term};
+use serde_json::{json, Map, Value};
+
+use super::graph::{compact, RdfGraph};
+
+/// A serialization format of the RDF endpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RdfFormat {
+    RdfXml,
+    Turtle,
+    N3,
+    JsonLd,
+}
+
+/// Every extension the endpoints accept, in the order error messages list them.
+pub const EXTENSIONS: &[&str] = &["rdf", "xml", "ttl", "n3", "jsonld"];
+
+impl RdfFormat {
+    /// `rdf` and `xml` → RDF/XML, `ttl` → Turtle, `n3` → N3, `jsonld` → JSON-LD.
+    pub fn from_extension(ext: &str) -> Option<RdfFormat> {
+        match ext {
+            "rdf" | "xml" => Some(RdfFormat::RdfXml),
+            "ttl" => Some(RdfFormat::Turtle),
+            "n3" => Some(RdfFormat::N3),
+            "jsonld" => Some(RdfFormat::JsonLd),
+            _ => None,
+        }
+    }
+
+    /// The exact `Content-Type` of the seed (no charset).
+    pub fn media_type(self) -> &'static str {
+        match self {
+            RdfFormat::RdfXml => "application/rdf+xml",
+            RdfFormat::Turtle => "text/turtle",
+            RdfFormat::N3 => "text/n3",
+            RdfFormat::JsonLd => "application/ld+json",
+        }
+    }
+
+    /// The format named by an exact media type.
+    pub fn from_media_type(mt: &str) -> Option<RdfFormat> {
+        [
+            RdfFormat::RdfXml,
+            RdfFormat::N3,
+            RdfFormat::Turtle,
+            RdfFormat::JsonLd,
+        ]
+        .into_iter()
+        .find(|f| f.media_type() == mt)
+    }
+
+    fn oxigraph(self) -> oxigraph::io::RdfFormat {
+        match self {
+            RdfFormat::RdfXml => oxigraph::io::RdfFormat::RdfXml,
+            RdfFormat::Turtle => oxigraph::io::RdfFormat::Turtle,
+            RdfFormat::N3 => oxigraph::io::RdfFormat::N3,
+            RdfFormat::JsonLd => oxigraph::io::RdfFormat::JsonLd {
+                profile: oxigraph::io::JsonLdProfileSet::empty(),
+            },
+        }
+    }
+}
+
+/// Serializes a graph. RDF/XML, Turtle and N3 come from oxigraph's writers with the graph's
+/// prefixes (only those in use are printed); JSON-LD is compacted with an `@context` of the
+/// prefixes in use and an `@graph` of node objects (oxigraph's writer prints full IRIs only).
+pub fn serialize(g: &RdfGraph, format: RdfFormat) -> Result<Vec<u8>, String> {
+    if format == RdfFormat::JsonLd {
+        return serde_json::to_vec(&to_jsonld(g)).map_err(|e| e.to_string());
+    }
+    let used = used_prefixes(g);
+    let mut ser = RdfSerializer::from_format(format.oxigraph());
+    for (p, ns) in &used {
+        ser = ser.with_prefix(p, ns).map_err(|e| e.to_string())?;
+    }
+    let mut w = ser.for_writer(Vec::with_capacity(g.len() * 64));
+    for t in sorted_triples(&g.graph) {
+        w.serialize_triple(t).map_err(|e| e.to_string())?;
+    }
+    w.finish().map_err(|e| e.to_string())
+}
+
+/// Triples grouped by subject (named nodes first, then blank nodes), so writers can nest them.
+fn sorted_triples(g: &Graph) -> Vec<oxigraph::model::TripleRef<'_>> {
+    let mut ts: Vec<_> = g.iter().collect();
+    ts.sort_by(|a, b| {
+        let key = |s: &oxigraph::model::NamedOrBlankNodeRef<'_>| match s {
+            oxigraph::model::NamedOrBlankNodeRef::NamedNode(n) => (0, n.as_str().to_string()),
+            oxigraph::model::NamedOrBlankNodeRef::BlankNode(b) => (1, b.as_str().to_string()),
+        };
+        key(&a.subject)
+            .cmp(&key(&b.subject))
+            .then_with(|| a.predicate.as_str().cmp(b.predicate.as_str()))
+            .then_with(|| a.object.to_string().cmp(&b.object.to_string()))
+    });
+    ts
+}
+
+/// The prefixes whose namespace some IRI of the graph starts with.
+fn used_prefixes(g: &RdfGraph) -> BTreeMap<String, String> {
+    let mut iris: Vec<&str> = Vec::new();
+    for t in g.graph.iter() {
+        if let oxigraph::model::NamedOrBlankNodeRef::NamedNode(n) = t.subject {
+            iris.push(n.as_str());
+        }
+        iris.push(t.predicate.as_str());
+        match t.object {
+            oxigraph::model::TermRef::NamedNode(n) => iris.push(n.as_str()),
+            oxigraph::model::TermRef::Literal(l) => iris.push(l.datatype().as_str()),
+            _ => {}
+        }
+    }
+    g.prefixes()
+        .iter()
+        .filter(|(_, ns)| iris.iter().any(|i| i.starts_with(ns.as_str())))
+        .map(|(p, ns)| (p.clone(), ns.clone()))
+        .collect()
+}
+
+const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+const XSD_STRING: &str = "http://www.w3.org/2001/XMLSchema#string";
+
+/// The compacted JSON-LD document of a graph.
+pub fn to_jsonld(g: &RdfGraph) -> Value {
+    let prefixes = used_prefixes(g);
+    let c = |iri: &str| compact(&prefixes, iri).unwrap_or_else(|| iri.to_string());
+    let id = |s: &NamedOrBlankNode| match s {
+        NamedOrBlankNode::NamedNode(n) => c(n.as_str()),
+        NamedOrBlankNode::BlankNode(b) => format!("_:{}", b.as_str()),
+    };
+    let mut nodes: BTreeMap<(u8, String), Map<String, Value>> = BTreeMap::new();
+    for t in sorted_triples(&g.graph) {
+        let s = t.subject.into_owned();
+        let kind = u8::from(matches!(s, NamedOrBlankNode::BlankNode(_)));
+        let node = nodes.entry((kind, id(&s))).or_insert_with(|| {
+            let mut m = Map::new();
+            m.insert("@id".into(), Value::String(id(&s)));
+            m
+        });
+        let o: Term = t.object.into_owned();
+        if t.predicate.as_str() == RDF_TYPE {
+            if let Term::NamedNode(class) = &o {
+                push(node, "@type", Value::String(c(class.as_str())));
+                continue;
+            }
+        }
+        let value = match &o {
+            Term::NamedNode(n) => json!({"@id": c(n.as_str())}),
+            Term::BlankNode(b) => json!({"@id": format!("_:{}", b.as_str())}),
+            Term::Literal(l) => {
+                if let Some(lang) = l.language() {
+                    json!({"@value": l.value(), "@language": lang})
+                } else if l.datatype().as_str() == XSD_STRING {
+                    json!({"@value": l.value()})
+                } else {
+                    json!({"@value": l.value(), "@type": c(l.datatype().as_str())})
+                }
+            }
+            #[allow(unreachable_patterns)]
+            _ => continue,
+        };
+        push(node, &c(t.predicate.as_str()), value);
+    }
+    let context: Map<String, Value> = prefixes
+        .into_iter()
+        .map(|(p, ns)| (p, Value::String(ns)))
+        .collect();
+    json!({
+        "@context": context,
+        "@graph": nodes.into_values().map(Value::Object).collect::<Vec<_>>(),
+    })
+}
+
+fn push(node: &mut Map<String, Value>, key: &str, v: Value) {
+    match node.get_mut(key) {
+        Some(Value::Array(a)) => a.push(v),
+        Some(first) => {
+            let f = first.take();
+            *first = Value::Array(vec![f, v]);
+        }
+        None => {
+            node.insert(key.into(), v);
+        }
+    }
+}
+
+/// Parses a document in one of the four formats.
+pub fn parse(body: &[u8], format: RdfFormat, base_iri: Option<&str>) -> Result<Graph, String> {
+    let mut parser = RdfParser::from_format(format.oxigraph()).without_named_graphs();
+    if let Some(b) = base_iri {
+        parser = parser.with_base_iri(b).map_err(|e| e.to_string())?;
+    }
+    let mut g = Graph::new();
+    for q in parser.for_slice(body) {
+        let q = q.map_err(|e| e.to_string())?;
+        g.insert(q.as_ref());
+    }
+    Ok(g)
+}
+
+/// Canonical N-Triples: blank nodes relabelled from the graph's shape, lines sorted. Two
+/// isomorphic graphs give the same text; snapshots use it.
+pub fn canonical_ntriples(g: &Graph) -> String {
+    let mut g = g.clone();
+    g.canonicalize(oxigraph::model::dataset::CanonicalizationAlgorithm::Unstable);
+    let mut lines: Vec<String> = g.iter().map(|t| format!("{t} .")).collect();
+    lines.sort();
+    lines.join("\n") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::graph::{bnode, date_literal, iri, lit, n};
+    use super::*;
+
+    fn sample() -> RdfGraph {
+        let mut g = RdfGraph::new();
+        let ds: NamedOrBlankNode = iri("http://example.org/dataset/1").into();
+        g.add_type(&ds, "dcat:Dataset");
+        g.add(&ds, &n("dct:title"), lit("Café \"quoted\" <title>"));
+        g.add(&ds, &n("dct:issued"), date_literal("2024-05-31T12:30:01"));
+        let contact = bnode();
+        g.add(&ds, &n("dcat:contactPoint"), contact.clone());
+        g.add_type(&contact, "vcard:Kind");
+        g.add(&contact, &n("vcard:fn"), lit("Jane"));
+        g.add(&ds, &n("dcat:keyword"), lit("a"));
+        g.add(&ds, &n("dcat:keyword"), lit("b"));
+        g
+    }
+
+    #[test]
+    fn every_format_parses_back_to_the_same_graph() {
+        let g = sample();
+        let want = canonical_ntriples(&g.graph);
+        for f in [
+            RdfFormat::RdfXml,
+            RdfFormat::Turtle,
+            RdfFormat::N3,
+            RdfFormat::JsonLd,
+        ] {
+            let body = serialize(&g, f).unwrap();
+            let back = parse(&body, f, None)
+                .unwrap_or_else(|e| panic!("{f:?}: {e}\n{}", String::from_utf8_lossy(&body)));
+            assert_eq!(canonical_ntriples(&back), want, "{f:?}");
+        }
+    }
+
+    #[test]
+    fn jsonld_is_compacted_with_used_prefixes_only() {
+        let doc = to_jsonld(&sample());
+        let ctx = doc["@context"].as_object().unwrap();
+        assert!(ctx.contains_key("dcat") && ctx.contains_key("vcard"));
+        assert!(!ctx.contains_key("hydra"));
+        let ds = &doc["@graph"][0];
+        assert_eq!(ds["@type"], "dcat:Dataset");
+        assert_eq!(ds["dct:issued"]["@type"], "xsd:dateTime");
+        assert_eq!(ds["dcat:keyword"].as_array().unwrap().len(), 2);
+    }
+}

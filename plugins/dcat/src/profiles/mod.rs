@@ -1,0 +1,1 @@
+//! The profiles (spec/dcat.md §6–8).

@@ -1,10 +1,86 @@
 //! DCAT for the catalog: the RDF endpoints of ckanext-dcat (`/dataset/{id}.{ext}`,
-//! `/catalog.{ext}`, content negotiation) and its profiles `euro_dcat_ap`, `euro_dcat_ap_2`,
-//! `euro_dcat_ap_3` (the default) and `schemaorg`. See docs/DCAT.md.
+//! `/catalog.{ext}`, content negotiation), the `dcat_*` actions, and the profiles
+//! `euro_dcat_ap`, `euro_dcat_ap_2`, `euro_dcat_ap_3` (the default) and `schemaorg`.
+//! See docs/DCAT.md.
 #![forbid(unsafe_code)]
 
+pub mod negotiation;
 pub mod profiles;
+pub mod render;
+mod routes;
 
 use catalog_framework::prelude::*;
 
 register_plugin!("dcat");
+register_routes!("dcat", routes::routes);
+
+fn string_param(p: &Params, key: &str) -> Option<String> {
+    match p.get(key) {
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// `dcat_dataset_show`: one dataset serialized (`id`, `_format` default `xml`, `profiles`).
+struct DcatDatasetShow;
+
+#[async_trait]
+impl Action for DcatDatasetShow {
+    fn side_effect_free(&self) -> bool {
+        true
+    }
+    fn doc(&self) -> &'static str {
+        "Return a dataset serialized as RDF.\n\n:param id: the dataset's id or name\n:param _format: rdf, xml (default), ttl, n3 or jsonld\n:param profiles: comma-separated profile names (default: catalogext.dcat.rdf.profiles)\n:rtype: string"
+    }
+    async fn run(&self, ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+        ctx.check_access("dcat_dataset_show", &p).await?;
+        let id = req_str(&p, "id")?;
+        let ext = string_param(&p, "_format").unwrap_or_else(|| "xml".into());
+        let profiles = string_param(&p, "profiles");
+        let (_, body) = render::dataset_document(ctx, &id, &ext, profiles.as_deref()).await?;
+        Ok(Value::String(String::from_utf8_lossy(&body).into_owned()))
+    }
+}
+
+/// `dcat_catalog_show`: a page of the catalog serialized.
+struct DcatCatalogShow;
+
+#[async_trait]
+impl Action for DcatCatalogShow {
+    fn side_effect_free(&self) -> bool {
+        true
+    }
+    fn doc(&self) -> &'static str {
+        "Return a page of the catalog serialized as RDF.\n\n:param _format: rdf, xml (default), ttl, n3 or jsonld\n:param page: page number (from 1)\n:param modified_since: ISO-8601 date\n:param q: search query\n:param fq: filter query\n:param profiles: comma-separated profile names\n:rtype: string"
+    }
+    async fn run(&self, ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+        ctx.check_access("dcat_catalog_show", &p).await?;
+        let ext = string_param(&p, "_format").unwrap_or_else(|| "xml".into());
+        let format = render::format_of(&ext)?;
+        let query = render::CatalogQuery::from_params(&p);
+        let path = render::settings(ctx)?
+            .catalog_endpoint
+            .replace("{_format}", &ext);
+        let body = render::catalog_document(ctx, &query, &path, format).await?;
+        Ok(Value::String(String::from_utf8_lossy(&body).into_owned()))
+    }
+}
+
+/// The DCAT actions are open to everyone; `package_show` / `package_search` decide what a
+/// caller sees.
+struct Anyone;
+
+#[async_trait]
+impl AuthFunction for Anyone {
+    fn allow_anonymous(&self) -> bool {
+        true
+    }
+    async fn check(&self, _ctx: &mut ActionContext, _data: &Params) -> CkanResult<()> {
+        Ok(())
+    }
+}
+
+register_action!("dcat_dataset_show", DcatDatasetShow);
+register_action!("dcat_catalog_show", DcatCatalogShow);
+register_auth!("dcat_dataset_show", Anyone);
+register_auth!("dcat_catalog_show", Anyone);

@@ -1,0 +1,405 @@
+//! Building the graphs of the dataset and catalog endpoints and serializing them
+//! (spec/dcat.md §1, §4).
+
+use std::sync::Arc;
+
+use catalog_framework::dcat::graph::{iri, lit, n, typed};
+use catalog_framework::dcat::{
+    serialize, CatalogInfo, DcatContext, DcatProfile, DcatSettings, RdfFormat, RdfGraph,
+};
+use catalog_framework::prelude::*;
+use oxigraph::model::NamedOrBlankNode;
+
+/// The settings of this app; the framework checked them at start-up.
+pub fn settings(ctx: &ActionContext) -> CkanResult<&DcatSettings> {
+    ctx.app
+        .dcat
+        .as_ref()
+        .ok_or_else(|| internal("the DCAT settings were not loaded"))
+}
+
+/// The profiles named by `profiles` (comma-separated, in order), else the configured ones.
+/// Unknown names give ckanext-dcat's `Unknown RDF profiles: a, b` (sorted).
+pub fn resolve_profiles(
+    ctx: &ActionContext,
+    requested: Option<&str>,
+) -> CkanResult<Vec<Arc<Box<dyn DcatProfile>>>> {
+    let names: Vec<String> = match requested.map(str::trim).filter(|s| !s.is_empty()) {
+        Some(list) => list
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+        None => settings(ctx)?.profiles.clone(),
+    };
+    let registry = &ctx.app.registry;
+    let mut unknown: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| registry.dcat_profile(n).is_none())
+        .collect();
+    if !unknown.is_empty() {
+        unknown.sort_unstable();
+        unknown.dedup();
+        return Err(validation_message(format!(
+            "Unknown RDF profiles: {}",
+            unknown.join(", ")
+        )));
+    }
+    Ok(names
+        .iter()
+        .filter_map(|n| registry.dcat_profile(n).cloned())
+        .collect())
+}
+
+/// The format of an extension, or a 404 that names the extensions there are.
+pub fn format_of(ext: &str) -> CkanResult<RdfFormat> {
+    RdfFormat::from_extension(ext).ok_or_else(|| {
+        not_found(format!(
+            "unknown RDF format {ext:?}; use one of {}",
+            serialize::EXTENSIONS.join(", ")
+        ))
+    })
+}
+
+fn to_bytes(g: &RdfGraph, format: RdfFormat) -> CkanResult<Vec<u8>> {
+    serialize::serialize(g, format).map_err(|e| internal(format!("RDF serialization: {e}")))
+}
+
+/// Adds one dataset with every profile; returns its node.
+fn add_dataset(
+    g: &mut RdfGraph,
+    dataset: &Map<String, Value>,
+    profiles: &[Arc<Box<dyn DcatProfile>>],
+    cx: &DcatContext<'_>,
+) -> NamedOrBlankNode {
+    let node: NamedOrBlankNode = iri(&cx.dataset_uri(dataset)).into();
+    for p in profiles {
+        p.graph_from_dataset(g, dataset, &node, cx);
+    }
+    node
+}
+
+/// The graph of one dataset, as `package_show` gives it to the caller. As in ckanext-dcat, a
+/// missing (404) or hidden (403) dataset is reported before a bad profile name.
+pub async fn dataset_graph(
+    ctx: &mut ActionContext,
+    id: &str,
+    profiles: Option<&str>,
+) -> CkanResult<RdfGraph> {
+    let mut p = Params::new();
+    p.insert("id".into(), json!(id));
+    let dataset = ctx.call("package_show", p).await?;
+    let dataset = dataset.as_object().cloned().unwrap_or_default();
+    let profiles = resolve_profiles(ctx, profiles)?;
+    let settings = settings(ctx)?;
+    let cx = DcatContext {
+        config: &ctx.app.config,
+        settings,
+    };
+    let mut g = RdfGraph::new();
+    add_dataset(&mut g, &dataset, &profiles, &cx);
+    Ok(g)
+}
+
+/// One dataset, serialized in the format of extension `ext` (checked after the dataset, so a
+/// missing dataset is a 404 whatever the extension).
+pub async fn dataset_document(
+    ctx: &mut ActionContext,
+    id: &str,
+    ext: &str,
+    profiles: Option<&str>,
+) -> CkanResult<(RdfFormat, Vec<u8>)> {
+    let g = dataset_graph(ctx, id, profiles).await?;
+    let format = format_of(ext)?;
+    Ok((format, to_bytes(&g, format)?))
+}
+
+/// The catalog endpoint's query parameters, in request order (spec/dcat.md §1.3, §4).
+#[derive(Debug, Clone, Default)]
+pub struct CatalogQuery {
+    /// `(key, decoded value)` for `modified_since`, `profiles`, `q` and `fq`, in request order:
+    /// the paging links keep these and nothing else.
+    pub kept: Vec<(String, String)>,
+    pub page: Option<String>,
+}
+
+impl CatalogQuery {
+    /// Reads a raw query string (`a=1&b=2`).
+    pub fn from_query(raw: &str) -> CatalogQuery {
+        let mut q = CatalogQuery::default();
+        for (k, v) in form_urlencoded::parse(raw.as_bytes()) {
+            match k.as_ref() {
+                "page" => q.page = Some(v.into_owned()),
+                "modified_since" | "profiles" | "q" | "fq" => {
+                    q.kept.push((k.into_owned(), v.into_owned()))
+                }
+                _ => {}
+            }
+        }
+        q
+    }
+
+    /// Reads action parameters (`dcat_catalog_show`).
+    pub fn from_params(p: &Params) -> CatalogQuery {
+        let s = |k: &str| -> Option<String> {
+            match p.get(k) {
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(Value::Number(n)) => Some(n.to_string()),
+                _ => None,
+            }
+        };
+        CatalogQuery {
+            kept: ["modified_since", "profiles", "q", "fq"]
+                .iter()
+                .filter_map(|k| s(k).map(|v| (k.to_string(), v)))
+                .collect(),
+            page: s("page"),
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<&str> {
+        self.kept
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+            .filter(|v| !v.trim().is_empty())
+    }
+
+    /// The page number: an integer ≥ 1 (default 1).
+    pub fn page(&self) -> CkanResult<i64> {
+        match self.page.as_deref().map(str::trim) {
+            None | Some("") => Ok(1),
+            Some(p) => p.parse::<i64>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                validation_message("Page param must be a positive integer starting in 1")
+            }),
+        }
+    }
+}
+
+/// `modified_since` parsed, as the `metadata_modified:[… TO NOW]` bound.
+pub fn modified_since_bound(v: &str) -> CkanResult<String> {
+    let t = v.trim();
+    let utc = match chrono::DateTime::parse_from_rfc3339(t) {
+        Ok(dt) => Some(dt.naive_utc()),
+        Err(_) => {
+            catalog_framework::dcat::graph::parse_datetime(t.strip_suffix(['Z', 'z']).unwrap_or(t))
+        }
+    };
+    utc.map(|dt| format!("{}Z", dt.format("%Y-%m-%dT%H:%M:%S%.f")))
+        .ok_or_else(|| validation_message("Wrong modified date format. Use ISO-8601 format"))
+}
+
+/// The paging node's data (spec/dcat.md §4.1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Paging {
+    pub count: i64,
+    pub items_per_page: i64,
+    pub current: i64,
+    pub first: i64,
+    pub last: i64,
+    pub next: Option<i64>,
+    pub previous: Option<i64>,
+}
+
+/// ckanext-dcat's paging arithmetic; `None` when nothing matched.
+pub fn paging(count: i64, returned: i64, page: i64, rows: i64) -> Option<Paging> {
+    if count <= 0 {
+        return None;
+    }
+    let last = ((count + rows - 1) / rows).max(1);
+    let previous = (page > 1).then(|| {
+        if (page - 1) * rows + returned <= count {
+            page - 1
+        } else {
+            last
+        }
+    });
+    let next = (page * rows < count).then_some(page + 1);
+    Some(Paging {
+        count,
+        items_per_page: rows,
+        current: page,
+        first: 1,
+        last,
+        next,
+        previous,
+    })
+}
+
+/// URL of page `n`: catalog URI + request path + the kept parameters + `page=n`.
+/// Values are percent-encoded (ckanext-dcat writes them raw, which can make the page node's
+/// IRI invalid).
+fn page_url(base: &str, path: &str, query: &CatalogQuery, n: i64) -> String {
+    let mut ser = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in &query.kept {
+        ser.append_pair(k, v);
+    }
+    ser.append_pair("page", &n.to_string());
+    format!("{}{path}?{}", base.trim_end_matches('/'), ser.finish())
+}
+
+/// The catalog graph: the catalog node (from each profile), a page of datasets linked with
+/// `dcat:dataset`, and the Hydra paging node.
+pub async fn catalog_graph(
+    ctx: &mut ActionContext,
+    query: &CatalogQuery,
+    path: &str,
+) -> CkanResult<RdfGraph> {
+    let profiles = resolve_profiles(ctx, query.get("profiles"))?;
+    let page = query.page()?;
+    let settings = settings(ctx)?.clone();
+    let rows = settings.datasets_per_page;
+    let mut fq_list = vec![
+        "-dataset_type:harvest".to_string(),
+        "-dataset_type:showcase".to_string(),
+    ];
+    if let Some(since) = query.get("modified_since") {
+        fq_list.push(format!(
+            "metadata_modified:[{} TO NOW]",
+            modified_since_bound(since)?
+        ));
+    }
+    let mut p = Params::new();
+    if let Some(q) = query.get("q") {
+        p.insert("q".into(), json!(q));
+    }
+    if let Some(fq) = query.get("fq") {
+        p.insert("fq".into(), json!(fq));
+    }
+    p.insert("fq_list".into(), json!(fq_list));
+    p.insert("rows".into(), json!(rows));
+    p.insert("start".into(), json!(rows.saturating_mul(page - 1)));
+    p.insert("sort".into(), json!("metadata_modified desc"));
+    p.insert("facet".into(), json!("false"));
+    let found = ctx.call("package_search", p).await?;
+    let count = found["count"].as_i64().unwrap_or(0);
+    let results: Vec<Map<String, Value>> = found["results"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|d| d.as_object().cloned()).collect())
+        .unwrap_or_default();
+
+    let mut latest = Params::new();
+    latest.insert("rows".into(), json!(1));
+    latest.insert("sort".into(), json!("metadata_modified desc"));
+    latest.insert("fl".into(), json!("metadata_modified"));
+    latest.insert("facet".into(), json!("false"));
+    let modified = ctx.call("package_search", latest).await?["results"][0]["metadata_modified"]
+        .as_str()
+        .map(str::to_string);
+
+    let cx = DcatContext {
+        config: &ctx.app.config,
+        settings: &settings,
+    };
+    let mut g = RdfGraph::new();
+    let catalog: NamedOrBlankNode = iri(cx.catalog_uri()).into();
+    let info = CatalogInfo { modified };
+    for p in &profiles {
+        p.graph_from_catalog(&mut g, &info, &catalog, &cx);
+    }
+    for d in &results {
+        let node = add_dataset(&mut g, d, &profiles, &cx);
+        g.add(&catalog, &n("dcat:dataset"), node);
+    }
+    if let Some(pg) = paging(count, results.len() as i64, page, rows) {
+        let base = cx.catalog_uri();
+        let url = |n: i64| page_url(base, path, query, n);
+        let node: NamedOrBlankNode = iri(&url(pg.current)).into();
+        g.add_type(&node, "hydra:PagedCollection");
+        let mut link = |names: [&str; 2], page: Option<i64>| {
+            if let Some(p) = page {
+                for name in names {
+                    g.add(&node, &n(name), lit(&url(p)));
+                }
+            }
+        };
+        link(["hydra:firstPage", "hydra:first"], Some(pg.first));
+        link(["hydra:lastPage", "hydra:last"], Some(pg.last));
+        link(["hydra:nextPage", "hydra:next"], pg.next);
+        link(["hydra:previousPage", "hydra:previous"], pg.previous);
+        g.add(
+            &node,
+            &n("hydra:totalItems"),
+            typed(&pg.count.to_string(), "xsd:integer"),
+        );
+        g.add(
+            &node,
+            &n("hydra:itemsPerPage"),
+            typed(&pg.items_per_page.to_string(), "xsd:integer"),
+        );
+    }
+    Ok(g)
+}
+
+/// The catalog, serialized.
+pub async fn catalog_document(
+    ctx: &mut ActionContext,
+    query: &CatalogQuery,
+    path: &str,
+    format: RdfFormat,
+) -> CkanResult<Vec<u8>> {
+    let g = catalog_graph(ctx, query, path).await?;
+    to_bytes(&g, format)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paging_matches_ckanext_dcat() {
+        assert_eq!(paging(0, 0, 1, 10), None);
+        let p = paging(12, 10, 1, 10).unwrap();
+        assert_eq!((p.first, p.last, p.next, p.previous), (1, 2, Some(2), None));
+        let p = paging(12, 2, 2, 10).unwrap();
+        assert_eq!((p.last, p.next, p.previous), (2, None, Some(1)));
+        // beyond the end: previous points at the last real page
+        let p = paging(12, 0, 3, 10).unwrap();
+        assert_eq!((p.next, p.previous), (None, Some(2)));
+        let p = paging(10, 10, 1, 10).unwrap();
+        assert_eq!((p.last, p.next), (1, None));
+        let p = paging(100, 10, 5, 10).unwrap();
+        assert_eq!((p.last, p.next, p.previous), (10, Some(6), Some(4)));
+    }
+
+    #[test]
+    fn page_param_and_dates() {
+        let q = |s: &str| CatalogQuery::from_query(s);
+        assert_eq!(q("").page().unwrap(), 1);
+        assert_eq!(q("page=3").page().unwrap(), 3);
+        for bad in ["page=a", "page=0", "page=-1", "page=1.5"] {
+            let e = q(bad).page().unwrap_err();
+            assert_eq!(e.status().as_u16(), 409, "{bad}");
+        }
+        assert_eq!(
+            modified_since_bound("2015-07-24").unwrap(),
+            "2015-07-24T00:00:00Z"
+        );
+        assert_eq!(
+            modified_since_bound("2015-07-24T10:00:00+02:00").unwrap(),
+            "2015-07-24T08:00:00Z"
+        );
+        assert_eq!(
+            modified_since_bound("2024-05-31T12:30:01.451243").unwrap(),
+            "2024-05-31T12:30:01.451243Z"
+        );
+        assert!(modified_since_bound("yesterday-ish").is_err());
+    }
+
+    #[test]
+    fn paging_urls_keep_only_the_filter_params_in_order() {
+        let q = CatalogQuery::from_query(
+            "extra_param=test&modified_since=2018-03-22&profiles=schemaorg&page=3&q=open data",
+        );
+        assert_eq!(
+            page_url("http://test.ckan.net/data/", "/feed/catalog.xml", &q, 1),
+            "http://test.ckan.net/data/feed/catalog.xml?modified_since=2018-03-22&profiles=schemaorg&q=open+data&page=1"
+        );
+        assert_eq!(
+            page_url("http://x", "/catalog.ttl", &CatalogQuery::default(), 2),
+            "http://x/catalog.ttl?page=2"
+        );
+    }
+}

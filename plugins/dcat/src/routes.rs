@@ -1,0 +1,256 @@
+//! The HTTP side: `/dataset/{id}.{ext}`, the catalog endpoint, and content negotiation on
+//! `/dataset/{id}` and `/` (spec/dcat.md §1–2).
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use axum::Router;
+use catalog_framework::dcat::serialize::EXTENSIONS;
+use catalog_framework::dcat::DcatSettings;
+use catalog_framework::dcat::RdfFormat;
+use catalog_framework::http::{envelope, identify, json_response};
+use catalog_framework::prelude::*;
+
+use crate::negotiation::negotiate;
+use crate::render::{self, CatalogQuery};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/", get(home))
+        .route("/dataset/{file}", get(dataset))
+        .route("/dataset_series/{file}", get(dataset))
+        // The catalog path is configurable (`catalogext.dcat.catalog_endpoint`), so it is
+        // matched here rather than as a fixed route.
+        .route("/{*path}", any(other))
+}
+
+async fn context(app: &AppState, headers: &HeaderMap) -> ActionContext {
+    let user = identify(app, headers).await;
+    ActionContext::new(app.clone(), user)
+}
+
+fn rdf_response(format: RdfFormat, body: Vec<u8>) -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, format.media_type())],
+        body,
+    )
+        .into_response()
+}
+
+fn error_response(app: &AppState, action: &str, e: CkanError) -> Response {
+    let (status, body) = envelope(app, action, Err(e));
+    json_response(status, &body)
+}
+
+fn not_found_response(app: &AppState) -> Response {
+    error_response(app, "dcat_dataset_show", not_found(""))
+}
+
+fn accept(headers: &HeaderMap) -> Option<RdfFormat> {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(negotiate)
+}
+
+fn profiles_param(raw: Option<&str>) -> Option<String> {
+    form_urlencoded::parse(raw.unwrap_or_default().as_bytes())
+        .find(|(k, _)| k == "profiles")
+        .map(|(_, v)| v.into_owned())
+}
+
+/// `/dataset/{id}.{ext}` (RDF) or `/dataset/{id}` (negotiated RDF, else the HTML page).
+async fn dataset(
+    State(app): State<AppState>,
+    Path(file): Path<String>,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let Some(settings) = app.dcat.clone() else {
+        return not_found_response(&app);
+    };
+    let mut ctx = context(&app, &headers).await;
+    let profiles = profiles_param(raw.as_deref());
+    match file.rsplit_once('.') {
+        Some((id, ext)) => {
+            if !settings.enable_rdf_endpoints {
+                return not_found_response(&app);
+            }
+            match render::dataset_document(&mut ctx, id, ext, profiles.as_deref()).await {
+                Ok((format, body)) => rdf_response(format, body),
+                Err(e) => error_response(&app, "dcat_dataset_show", e),
+            }
+        }
+        None => {
+            if settings.enable_content_negotiation {
+                if let Some(format) = accept(&headers) {
+                    let ext = extension(format);
+                    return match render::dataset_document(&mut ctx, &file, ext, profiles.as_deref())
+                        .await
+                    {
+                        Ok((format, body)) => rdf_response(format, body),
+                        Err(e) => error_response(&app, "dcat_dataset_show", e),
+                    };
+                }
+            }
+            let mut p = Params::new();
+            p.insert("id".into(), json!(file));
+            match ctx.call("package_show", p).await {
+                Ok(d) => html_dataset(&app, &settings, &d),
+                Err(e) => error_response(&app, "package_show", e),
+            }
+        }
+    }
+}
+
+fn extension(format: RdfFormat) -> &'static str {
+    match format {
+        RdfFormat::RdfXml => "rdf",
+        RdfFormat::Turtle => "ttl",
+        RdfFormat::N3 => "n3",
+        RdfFormat::JsonLd => "jsonld",
+    }
+}
+
+/// `/`: the catalog when negotiation is on and `Accept` names an RDF type, else the home page.
+async fn home(
+    State(app): State<AppState>,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let Some(settings) = app.dcat.clone() else {
+        return not_found_response(&app);
+    };
+    if settings.enable_content_negotiation {
+        if let Some(format) = accept(&headers) {
+            return catalog(&app, &headers, raw.as_deref(), "/", format).await;
+        }
+    }
+    html_home(&app, &settings)
+}
+
+/// Everything else: the catalog endpoint when the path matches it, else 404.
+async fn other(
+    State(app): State<AppState>,
+    method: Method,
+    Path(path): Path<String>,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let path = format!("/{path}");
+    let Some(settings) = app.dcat.clone() else {
+        return not_found_response(&app);
+    };
+    if method != Method::GET || !settings.enable_rdf_endpoints {
+        return not_found_response(&app);
+    }
+    let Some((prefix, suffix)) = settings.catalog_endpoint.split_once("{_format}") else {
+        return not_found_response(&app);
+    };
+    let ext = path
+        .strip_prefix(prefix)
+        .and_then(|rest| rest.strip_suffix(suffix))
+        .filter(|e| !e.is_empty() && !e.contains('/'));
+    let Some(ext) = ext else {
+        return not_found_response(&app);
+    };
+    match render::format_of(ext) {
+        Ok(format) => catalog(&app, &headers, raw.as_deref(), &path, format).await,
+        Err(e) => error_response(&app, "dcat_catalog_show", e),
+    }
+}
+
+async fn catalog(
+    app: &AppState,
+    headers: &HeaderMap,
+    raw: Option<&str>,
+    path: &str,
+    format: RdfFormat,
+) -> Response {
+    let mut ctx = context(app, headers).await;
+    let query = CatalogQuery::from_query(raw.unwrap_or_default());
+    match render::catalog_document(&mut ctx, &query, path, format).await {
+        Ok(body) => rdf_response(format, body),
+        Err(e) => error_response(app, "dcat_catalog_show", e),
+    }
+}
+
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `<link rel="alternate">` tags for `{base}.{ext}` of every format (spec: pages advertise
+/// their RDF representations).
+fn alternates(base: &str) -> String {
+    EXTENSIONS
+        .iter()
+        .filter(|e| **e != "xml")
+        .filter_map(|e| RdfFormat::from_extension(e).map(|f| (e, f)))
+        .map(|(e, f)| {
+            format!(
+                "<link rel=\"alternate\" type=\"{}\" href=\"{}\">\n",
+                f.media_type(),
+                escape(&format!("{base}.{e}"))
+            )
+        })
+        .collect()
+}
+
+fn html(title: &str, head: &str, body: &str) -> Response {
+    let page = format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title>\n{head}</head>\n<body>{body}</body></html>\n",
+        escape(title)
+    );
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        page,
+    )
+        .into_response()
+}
+
+fn html_dataset(app: &AppState, settings: &DcatSettings, d: &Value) -> Response {
+    let name = d["name"].as_str().unwrap_or_default();
+    let title = d["title"]
+        .as_str()
+        .filter(|t| !t.is_empty())
+        .unwrap_or(name);
+    let head = if settings.enable_rdf_endpoints {
+        alternates(&format!("{}/dataset/{name}", app.config.site_url()))
+    } else {
+        String::new()
+    };
+    let body = format!(
+        "<h1>{}</h1>\n<p>{}</p>\n",
+        escape(title),
+        escape(d["notes"].as_str().unwrap_or_default())
+    );
+    html(title, &head, &body)
+}
+
+fn html_home(app: &AppState, settings: &DcatSettings) -> Response {
+    let head = if settings.enable_rdf_endpoints {
+        let path = settings
+            .catalog_endpoint
+            .replace(".{_format}", "")
+            .replace("{_format}", "");
+        alternates(&format!("{}{path}", app.config.site_url()))
+    } else {
+        String::new()
+    };
+    let title = &app.config.catalog.site_title;
+    html(title, &head, &format!("<h1>{}</h1>\n", escape(title)))
+}

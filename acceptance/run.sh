@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# CKAN acceptance: runs acceptance/ckanapi_foundation.py (the real `ckanapi` client) against a
-# fresh `catalog serve` in a temporary data directory.
+# CKAN acceptance: runs acceptance/ckanapi_foundation.py and ckanapi_search.py (the real `ckanapi`
+# client) and dcat_rdf.py (the DCAT RDF endpoints, parsed with rdflib and checked with the vendored
+# SHACL validator in conformance-tests/dcat-ap) against a fresh `catalog serve` in a temporary data
+# directory.
 #
 #   acceptance/run.sh            # uses $CATALOG_BIN, else $CARGO_TARGET_DIR/debug/catalog
 #
@@ -68,10 +70,14 @@ CKAN_EDITOR_TOKEN=$(token acceptance_editor)
 CKAN_MEMBER_TOKEN=$(token acceptance_member)
 CKAN_OUTSIDER_TOKEN=$(token acceptance_outsider)
 
-# A free port, then the server, with site_url matching it (upload URLs are built from it).
+# A free port, then the server, with site_url matching it (upload URLs and the DCAT catalog URI
+# are built from it). dcat_rdf.py expects 5 datasets per catalog page and content negotiation on.
 PORT=$("$VENV/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 CKAN_URL="http://127.0.0.1:$PORT"
-CATALOG__SITE_URL="$CKAN_URL" "$CATALOG_BIN" --data-dir "$TMP/data" serve --bind "127.0.0.1:$PORT" \
+CATALOG__SITE_URL="$CKAN_URL" \
+    CATALOGEXT__DCAT__DATASETS_PER_PAGE=5 \
+    CATALOGEXT__DCAT__ENABLE_CONTENT_NEGOTIATION=true \
+    "$CATALOG_BIN" --data-dir "$TMP/data" serve --bind "127.0.0.1:$PORT" \
     >"$TMP/server.log" 2>&1 &
 SERVER_PID=$!
 
@@ -107,6 +113,14 @@ CKAN_URL="$CKAN_URL" \
     CKAN_MEMBER_TOKEN="$CKAN_MEMBER_TOKEN" \
     CKAN_OUTSIDER_TOKEN="$CKAN_OUTSIDER_TOKEN" \
     "$VENV/bin/python" "$ROOT/acceptance/ckanapi_search.py" || status=$?
+echo "acceptance: DCAT RDF endpoints"
+CKAN_URL="$CKAN_URL" \
+    CKAN_SYSADMIN_TOKEN="$CKAN_SYSADMIN_TOKEN" \
+    CKAN_EDITOR_TOKEN="$CKAN_EDITOR_TOKEN" \
+    CKAN_MEMBER_TOKEN="$CKAN_MEMBER_TOKEN" \
+    CKAN_OUTSIDER_TOKEN="$CKAN_OUTSIDER_TOKEN" \
+    CKAN_DCAT_PER_PAGE=5 \
+    "$VENV/bin/python" "$ROOT/acceptance/dcat_rdf.py" || status=$?
 
 if [ "$status" -ne 0 ]; then
     echo "acceptance: FAILED (exit $status); last lines of the server log:" >&2

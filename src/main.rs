@@ -6,9 +6,9 @@ mod cli;
 // The linker drops plugin crates nothing names: keep every default plugin.
 use catalog_plugin_auth as _;
 use catalog_plugin_core as _;
+use catalog_plugin_dcat as _;
 use catalog_plugin_schema as _;
 use catalog_plugin_search_postgres as _;
-use catalog_plugin_dcat as _;
 use catalog_plugin_search_tantivy as _;
 
 fn main() -> anyhow::Result<()> {

@@ -59,7 +59,24 @@ pub struct Step {
     pub token: Option<String>,
     #[serde(default)]
     pub method: Method,
+    /// The Action API function to call; give this or `path`.
+    #[serde(default)]
     pub action: String,
+    /// A site path to GET instead of an action (`/dataset/{{ds.name}}.ttl`); placeholders
+    /// allowed. The query string goes in `query`.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Extra request headers (`{"Accept": "text/turtle"}`); placeholders allowed.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Response headers that must have exactly these values (names case-insensitive).
+    #[serde(default)]
+    pub expect_headers: BTreeMap<String, String>,
+    /// Parse a 2xx body as RDF in this syntax (`rdfxml`, `turtle`, `n3`, `jsonld`): the body
+    /// checked and snapshotted is then `{"triples": [...]}`, the graph as sorted N-Triples
+    /// lines with volatile values redacted and blank nodes labelled by their content.
+    #[serde(default)]
+    pub rdf: Option<String>,
     /// Request data: the JSON body of a POST, or the query string of a GET.
     #[serde(default)]
     pub params: Option<Value>,
@@ -145,6 +162,17 @@ impl Scenario {
                     step.name,
                     step.as_
                 );
+            }
+            if step.action.is_empty() == step.path.is_none() {
+                bail!("step {:?}: give either action or path", step.name);
+            }
+            if let Some(f) = &step.rdf {
+                if crate::rdf::syntax(f).is_none() {
+                    bail!(
+                        "step {:?}: rdf {f:?} is not rdfxml, turtle, n3 or jsonld",
+                        step.name
+                    );
+                }
             }
             if step.raw_body.is_some() && step.params.is_some() {
                 bail!("step {:?}: give either params or raw_body", step.name);

@@ -3,6 +3,7 @@
 
 pub mod case;
 pub mod matcher;
+pub mod rdf;
 pub mod redact;
 pub mod report;
 pub mod runner;

@@ -41,6 +41,7 @@ pub fn random_run_suffix() -> String {
 struct Response {
     status: u16,
     body: Value,
+    headers: Vec<(String, String)>,
 }
 
 impl Runner {
@@ -157,7 +158,10 @@ impl Runner {
         StepReport {
             scenario: sc.name.clone(),
             step: st.name.clone(),
-            action: st.action.clone(),
+            action: match &st.path {
+                Some(path) => format!("GET {path}"),
+                None => st.action.clone(),
+            },
             outcome,
             status: resp.as_ref().map(|r| r.status),
             body: resp.map(|r| r.body),
@@ -276,15 +280,33 @@ impl Runner {
             (None, Some(p)) => Body::Json(p),
             (None, None) => Body::Json(&empty),
         };
-        let resp = self
-            .call(
-                st.method,
-                &st.action,
-                token.as_deref(),
-                body,
-                query.as_deref(),
-            )
-            .await?;
+        let resp = match &st.path {
+            Some(path) => {
+                let path = substitute_str(path, vars)?;
+                let mut headers = Vec::with_capacity(st.headers.len());
+                for (k, v) in &st.headers {
+                    headers.push((k.clone(), substitute_str(v, vars)?));
+                }
+                self.get_path(
+                    &path,
+                    query.as_deref(),
+                    token.as_deref(),
+                    &headers,
+                    st.rdf.as_deref(),
+                )
+                .await?
+            }
+            None => {
+                self.call(
+                    st.method,
+                    &st.action,
+                    token.as_deref(),
+                    body,
+                    query.as_deref(),
+                )
+                .await?
+            }
+        };
 
         for (var, path) in &st.save {
             if let Some(v) = get_path(&resp.body, path) {
@@ -303,6 +325,16 @@ impl Runner {
                 resp.status,
                 short(&resp.body)
             ));
+        }
+        for (name, want) in &st.expect_headers {
+            let got = resp
+                .headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str());
+            if got != Some(want.as_str()) {
+                return Err(format!("header {name}: expected {want:?}, got {got:?}"));
+            }
         }
         if let Some(e) = &st.expect {
             check_subset(&substitute(e, vars)?, &resp.body, ArrayMode::Exact)?;
@@ -369,14 +401,79 @@ impl Runner {
             .send()
             .await
             .map_err(|e| format!("{action}: request failed: {e}"))?;
-        let status = resp.status().as_u16();
-        let text = resp
-            .text()
-            .await
-            .map_err(|e| format!("{action}: reading the body failed: {e}"))?;
-        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-        Ok(Response { status, body })
+        read_response(resp, action, None, &self.redactor()).await
     }
+
+    /// What RDF terms are redacted with before blank nodes are labelled (the test snapshots
+    /// then redact nothing more in them).
+    fn redactor(&self) -> crate::Redactor {
+        crate::Redactor::new()
+            .literal(&self.run, "[run]")
+            .literal(&self.base_url, "[base_url]")
+    }
+
+    /// A GET of a site path (not an action), optionally parsing the body as RDF.
+    async fn get_path(
+        &self,
+        path: &str,
+        query: Option<&str>,
+        token: Option<&str>,
+        headers: &[(String, String)],
+        rdf: Option<&str>,
+    ) -> Result<Response, String> {
+        let mut url = format!("{}{path}", self.base_url);
+        if let Some(q) = query.filter(|q| !q.is_empty()) {
+            url = format!("{url}?{q}");
+        }
+        let mut req = self.client.get(&url);
+        for (k, v) in headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        if let Some(t) = token {
+            req = req.header(reqwest::header::AUTHORIZATION, t);
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| format!("GET {path}: request failed: {e}"))?;
+        read_response(resp, path, rdf, &self.redactor()).await
+    }
+}
+
+async fn read_response(
+    resp: reqwest::Response,
+    what: &str,
+    rdf: Option<&str>,
+    redactor: &crate::Redactor,
+) -> Result<Response, String> {
+    let status = resp.status().as_u16();
+    let headers = resp
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                v.to_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let text = resp
+        .text()
+        .await
+        .map_err(|e| format!("{what}: reading the body failed: {e}"))?;
+    let body = match rdf {
+        Some(syntax) if (200..300).contains(&status) => {
+            let triples = crate::rdf::canonical_lines(text.as_bytes(), syntax, redactor)
+                .map_err(|e| format!("{what}: the body is not valid {syntax}: {e}"))?;
+            json!({ "triples": triples })
+        }
+        _ => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    };
+    Ok(Response {
+        status,
+        body,
+        headers,
+    })
 }
 
 enum Body<'a> {

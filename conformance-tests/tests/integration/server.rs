@@ -5,9 +5,9 @@ use std::path::PathBuf;
 // The plugins register their actions through inventory; naming the crates keeps them linked.
 use catalog_plugin_auth as _;
 use catalog_plugin_core as _;
+use catalog_plugin_dcat as _;
 use catalog_plugin_schema as _;
 use catalog_plugin_search_postgres as _;
-use catalog_plugin_dcat as _;
 use catalog_plugin_search_tantivy as _;
 
 use sqlx::{Connection, Executor, PgConnection};
@@ -48,6 +48,12 @@ pub async fn start(database_url: Option<&str>) -> anyhow::Result<TestServer> {
     config.catalog.auth.create_unowned_dataset = true;
     config.catalog.auth.user_create_organizations = true;
     config.catalog.auth.allow_dataset_collaborators = true;
+    // ckanext-dcat's test configuration turns content negotiation on; a small page size lets
+    // the DCAT case page through a few datasets.
+    config.catalogext.values.insert(
+        "dcat".into(),
+        serde_json::json!({"enable_content_negotiation": true, "datasets_per_page": 2}),
+    );
     // Each store runs with its own search backend: tantivy beside SQLite, PostgreSQL
     // full-text search beside PostgreSQL (the multi-node set-up).
     if database_url.starts_with("postgres") {

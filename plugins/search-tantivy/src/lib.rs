@@ -496,7 +496,7 @@ fn to_doc(f: &Fields, d: &IndexDocument) -> TantivyDocument {
         present.push(field);
     }
     for (field, at) in &d.dates {
-        let dt = DateTime::from_timestamp_micros(at.timestamp_micros());
+        let dt = tantivy_date(at.timestamp_micros());
         match field.as_str() {
             "metadata_modified" => doc.add_date(f.modified, dt),
             "metadata_created" => doc.add_date(f.created, dt),
@@ -652,3 +652,10 @@ impl IndexRebuild for Rebuild {
 
 #[cfg(test)]
 mod tests;
+
+/// A tantivy date from microseconds, clamped to what its nanosecond timestamps hold (years
+/// 1677–2262): `from_timestamp_micros` overflows, and panics, outside that range.
+pub(crate) fn tantivy_date(micros: i64) -> DateTime {
+    const LIMIT: i64 = i64::MAX / 1_000;
+    DateTime::from_timestamp_micros(micros.clamp(-LIMIT, LIMIT))
+}

@@ -162,12 +162,13 @@ impl<'a> Builder<'a> {
         let to_term = |v: &RangeValue| -> Term {
             match v {
                 RangeValue::Date(d) => {
-                    let dt = DateTime::from_timestamp_micros(d.timestamp_micros());
+                    let dt = crate::tantivy_date(d.timestamp_micros());
+                    // `from_field_date`, not `from_field_date_for_search`: the latter cuts to
+                    // whole seconds (the inverted index's precision), but ranges run on the
+                    // microsecond fast fields, and NOW must include this second's writes.
                     match field {
-                        "metadata_modified" => {
-                            Term::from_field_date_for_search(self.f.modified, dt)
-                        }
-                        "metadata_created" => Term::from_field_date_for_search(self.f.created, dt),
+                        "metadata_modified" => Term::from_field_date(self.f.modified, dt),
+                        "metadata_created" => Term::from_field_date(self.f.created, dt),
                         _ => {
                             let mut t = Term::from_field_json_path(self.f.d, field, false);
                             t.append_type_and_fast_value(dt);

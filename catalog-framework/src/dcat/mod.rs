@@ -8,6 +8,23 @@
 pub mod graph;
 pub mod serialize;
 
+/// The RDF model (oxigraph's): profile crates use it from here, with no oxigraph dependency
+/// of their own.
+pub use oxigraph::model;
+
+/// What a profile crate needs: `use catalog_framework::dcat::prelude::*;`.
+pub mod prelude {
+    pub use super::graph::{
+        as_subject, bnode, clean_iri, date_literal, field, field_list, field_objects, field_str,
+        iri, iri_or_literal, is_http, lang_lit, list_values, lit, mailto, n, term_value, typed,
+        value_str, RdfGraph,
+    };
+    pub use super::model::{BlankNode, Literal, NamedNode, NamedOrBlankNode, Term};
+    pub use super::serialize::{parse, serialize, RdfFormat};
+    pub use super::{CatalogInfo, DcatContext, DcatProfile, DcatSettings};
+    pub use crate::register_dcat_profile;
+}
+
 use oxigraph::model::NamedOrBlankNode;
 use serde_json::{Map, Value};
 
@@ -259,6 +276,41 @@ impl DcatContext<'_> {
 
     fn base(&self) -> &str {
         self.settings.catalog_uri.trim_end_matches('/')
+    }
+
+    /// An IRI under the catalog URI: `catalog_iri("/group/x")` → `<catalog uri>/group/x`
+    /// (one slash between them whatever the configured URI ends with).
+    pub fn catalog_iri(&self, path: &str) -> String {
+        format!("{}/{}", self.base(), path.trim_start_matches('/'))
+    }
+
+    /// Adds a dataset with each profile in order, onto one graph; returns the dataset's node
+    /// (its [`dataset_uri`](Self::dataset_uri)). This is what the endpoints do.
+    pub fn add_dataset(
+        &self,
+        g: &mut RdfGraph,
+        dataset: &Map<String, Value>,
+        profiles: &[&dyn DcatProfile],
+    ) -> NamedOrBlankNode {
+        let node: NamedOrBlankNode = graph::iri(&self.dataset_uri(dataset)).into();
+        for p in profiles {
+            p.graph_from_dataset(g, dataset, &node, self);
+        }
+        node
+    }
+
+    /// Reads the dataset at `node` back with each profile in order, onto one dict.
+    pub fn read_dataset(
+        &self,
+        g: &RdfGraph,
+        node: &NamedOrBlankNode,
+        profiles: &[&dyn DcatProfile],
+    ) -> Map<String, Value> {
+        let mut d = Map::new();
+        for p in profiles {
+            p.parse_dataset(g, node, &mut d, self);
+        }
+        d
     }
 
     /// Dataset URI: the `uri` field, else an extra `uri` (not `"None"`), else

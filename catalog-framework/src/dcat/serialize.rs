@@ -109,10 +109,15 @@ fn used_prefixes(g: &RdfGraph) -> BTreeMap<String, String> {
         if let oxigraph::model::NamedOrBlankNodeRef::NamedNode(n) = t.subject {
             iris.push(n.as_str());
         }
-        iris.push(t.predicate.as_str());
+        // `a` and plain strings need no prefix in any of the syntaxes.
+        if t.predicate.as_str() != RDF_TYPE {
+            iris.push(t.predicate.as_str());
+        }
         match t.object {
             oxigraph::model::TermRef::NamedNode(n) => iris.push(n.as_str()),
-            oxigraph::model::TermRef::Literal(l) => iris.push(l.datatype().as_str()),
+            oxigraph::model::TermRef::Literal(l) if l.datatype().as_str() != XSD_STRING => {
+                iris.push(l.datatype().as_str())
+            }
             _ => {}
         }
     }

@@ -1,9 +1,8 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
-use catalog_framework::dcat::graph::{field_objects, field_str, iri, lit, n};
+use catalog_framework::dcat::prelude::*;
 use catalog_framework::prelude::*;
-use oxigraph::model::{NamedOrBlankNode, Term};
 
 register_plugin!("example_dcat_profile");
 register_dcat_profile!("example_portal", ExamplePortalProfile);
@@ -123,7 +122,6 @@ impl DcatProfile for ExamplePortalProfile {
 }
 
 /// `<catalog uri>/group`: the concept scheme of the group themes, and the base of their IRIs.
-/// The catalog URI is used as configured, so a trailing `/` is trimmed here.
 pub fn group_scheme(cx: &DcatContext<'_>) -> String {
-    format!("{}/group", cx.catalog_uri().trim_end_matches('/'))
+    cx.catalog_iri("group")
 }

@@ -53,6 +53,10 @@ pub fn resolve_profiles(
         .collect())
 }
 
+fn as_refs(profiles: &[Arc<Box<dyn DcatProfile>>]) -> Vec<&dyn DcatProfile> {
+    profiles.iter().map(|p| p.as_ref().as_ref()).collect()
+}
+
 /// The format of an extension, or a 404 that names the extensions there are.
 pub fn format_of(ext: &str) -> CkanResult<RdfFormat> {
     RdfFormat::from_extension(ext).ok_or_else(|| {
@@ -65,20 +69,6 @@ pub fn format_of(ext: &str) -> CkanResult<RdfFormat> {
 
 fn to_bytes(g: &RdfGraph, format: RdfFormat) -> CkanResult<Vec<u8>> {
     serialize::serialize(g, format).map_err(|e| internal(format!("RDF serialization: {e}")))
-}
-
-/// Adds one dataset with every profile; returns its node.
-fn add_dataset(
-    g: &mut RdfGraph,
-    dataset: &Map<String, Value>,
-    profiles: &[Arc<Box<dyn DcatProfile>>],
-    cx: &DcatContext<'_>,
-) -> NamedOrBlankNode {
-    let node: NamedOrBlankNode = iri(&cx.dataset_uri(dataset)).into();
-    for p in profiles {
-        p.graph_from_dataset(g, dataset, &node, cx);
-    }
-    node
 }
 
 /// The graph of one dataset, as `package_show` gives it to the caller. As in ckanext-dcat, a
@@ -99,7 +89,7 @@ pub async fn dataset_graph(
         settings,
     };
     let mut g = RdfGraph::new();
-    add_dataset(&mut g, &dataset, &profiles, &cx);
+    cx.add_dataset(&mut g, &dataset, &as_refs(&profiles));
     Ok(g)
 }
 
@@ -299,8 +289,9 @@ pub async fn catalog_graph(
     for p in &profiles {
         p.graph_from_catalog(&mut g, &info, &catalog, &cx);
     }
+    let refs = as_refs(&profiles);
     for d in &results {
-        let node = add_dataset(&mut g, d, &profiles, &cx);
+        let node = cx.add_dataset(&mut g, d, &refs);
         g.add(&catalog, &n("dcat:dataset"), node);
     }
     if let Some(pg) = paging(count, results.len() as i64, page, rows) {

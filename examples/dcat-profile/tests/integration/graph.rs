@@ -1,9 +1,9 @@
 //! Graph-level assertions: the profile called directly, as the endpoints call it.
 
 use catalog_framework::dcat::graph::{iri, lit, n};
+use catalog_framework::dcat::model::{NamedOrBlankNode, Term};
 use catalog_framework::dcat::{CatalogInfo, DcatProfile, RdfGraph};
 use example_dcat_profile::ExamplePortalProfile;
-use oxigraph::model::{NamedOrBlankNode, Term};
 use serde_json::json;
 
 use super::{dataset, Fixture};

@@ -6,9 +6,9 @@
 use example_dcat_profile as _;
 
 use catalog_framework::dcat::graph::{iri, n};
+use catalog_framework::dcat::model::NamedOrBlankNode;
 use catalog_framework::dcat::RdfGraph;
 use catalog_framework::registry::Registry;
-use oxigraph::model::NamedOrBlankNode;
 use serde_json::json;
 
 use super::{dataset, Fixture};

@@ -1,7 +1,7 @@
 //! The DCAT-AP profiles `euro_dcat_ap` (1.1), `euro_dcat_ap_2` (2.1) and `euro_dcat_ap_3` (3.0):
 //! one mapping parametrised by [`Version`] (spec/dcat.md §6, §7). Where ckanext-dcat's output
 //! breaks the official SHACL shapes we write the DCAT-AP form instead; each such place is listed
-//! in `DEVIATIONS.md`.
+//! in `docs/DCAT-DEVIATIONS.md`.
 
 use catalog_framework::dcat::graph::{
     bnode, date_literal, field, field_list, field_objects, field_str, iri, is_http, lang_lit,
@@ -273,10 +273,13 @@ impl Writer<'_, '_> {
                 "dcat:Dataset"
             },
         );
-        let t = texts(d, "title");
-        self.add_all(ds, "dct:title", t);
-        let t = texts(d, "notes");
-        self.add_all(ds, "dct:description", t);
+        let title = texts(d, "title");
+        self.add_all(ds, "dct:title", title.clone());
+        // DCAT-AP requires a description; a dataset without notes gets its title (ckanext-dcat
+        // writes none, which fails the shapes). `parse_dataset` leaves such notes empty.
+        let notes = texts(d, "notes");
+        let notes = if notes.is_empty() { title } else { notes };
+        self.add_all(ds, "dct:description", notes);
         if let Some(u) = field_str(d, &["url"]).as_deref().and_then(absolute_iri) {
             self.g.add_type(&u.clone().into(), "foaf:Document");
             self.add(ds, "dcat:landingPage", u);

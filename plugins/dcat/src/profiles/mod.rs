@@ -2,7 +2,7 @@
 //! `euro_dcat_ap_3` (3.0, the default) and `schemaorg`, plus the reverse mapping of the DCAT-AP
 //! ones (graph → dataset dict).
 //!
-#![doc = include_str!("DEVIATIONS.md")]
+#![doc = include_str!("../../../../docs/DCAT-DEVIATIONS.md")]
 
 pub mod dcat_ap;
 pub mod geo;

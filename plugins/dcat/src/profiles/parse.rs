@@ -23,7 +23,11 @@ pub fn parse_dataset(g: &RdfGraph, node: &NamedOrBlankNode, dataset: &mut Map<St
     if let Some(t) = r.text(s, "dct:title") {
         dataset.insert("title".into(), json!(t));
     }
-    if let Some(t) = r.text(s, "dct:description") {
+    // A description equal to the title is the serializer's stand-in for missing notes.
+    if let Some(t) = r
+        .text(s, "dct:description")
+        .filter(|t| dataset.get("title").and_then(Value::as_str) != Some(t.as_str()))
+    {
         dataset.insert("notes".into(), json!(t));
     }
     if let Some(u) = r.iri_value(s, "dcat:landingPage") {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use oxigraph::io::{RdfParser, RdfSerializer};
-use oxigraph::model::{Graph, NamedOrBlankNode, Term};
+use oxigraph::model::Graph;
 use serde_json::{json, Map, Value};
 
 use super::graph::{compact, RdfGraph};
@@ -86,18 +86,22 @@ pub fn serialize(g: &RdfGraph, format: RdfFormat) -> Result<Vec<u8>, String> {
     w.finish().map_err(|e| e.to_string())
 }
 
-/// Triples grouped by subject (named nodes first, then blank nodes), so writers can nest them.
+/// Triples grouped by subject (named nodes first, then blank nodes) and predicate, so writers
+/// can nest them. The sort compares borrowed strings only (no allocation per comparison); the
+/// graph's own order breaks ties, which is deterministic for one graph.
 fn sorted_triples(g: &Graph) -> Vec<oxigraph::model::TripleRef<'_>> {
+    use oxigraph::model::NamedOrBlankNodeRef;
+    fn key<'a>(s: &NamedOrBlankNodeRef<'a>) -> (u8, &'a str) {
+        match s {
+            NamedOrBlankNodeRef::NamedNode(n) => (0, n.as_str()),
+            NamedOrBlankNodeRef::BlankNode(b) => (1, b.as_str()),
+        }
+    }
     let mut ts: Vec<_> = g.iter().collect();
     ts.sort_by(|a, b| {
-        let key = |s: &oxigraph::model::NamedOrBlankNodeRef<'_>| match s {
-            oxigraph::model::NamedOrBlankNodeRef::NamedNode(n) => (0, n.as_str().to_string()),
-            oxigraph::model::NamedOrBlankNodeRef::BlankNode(b) => (1, b.as_str().to_string()),
-        };
         key(&a.subject)
             .cmp(&key(&b.subject))
             .then_with(|| a.predicate.as_str().cmp(b.predicate.as_str()))
-            .then_with(|| a.object.to_string().cmp(&b.object.to_string()))
     });
     ts
 }
@@ -132,33 +136,48 @@ const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
 const XSD_STRING: &str = "http://www.w3.org/2001/XMLSchema#string";
 
 /// The compacted JSON-LD document of a graph.
-pub fn to_jsonld(g: &RdfGraph) -> Value {
+pub fn to_jsonld<'g>(g: &'g RdfGraph) -> Value {
+    use oxigraph::model::{NamedOrBlankNodeRef, TermRef};
     let prefixes = used_prefixes(g);
-    let c = |iri: &str| compact(&prefixes, iri).unwrap_or_else(|| iri.to_string());
-    let id = |s: &NamedOrBlankNode| match s {
-        NamedOrBlankNode::NamedNode(n) => c(n.as_str()),
-        NamedOrBlankNode::BlankNode(b) => format!("_:{}", b.as_str()),
+    // Each distinct IRI is compacted once.
+    let cache: std::cell::RefCell<std::collections::HashMap<&'g str, String>> = Default::default();
+    let c = |iri: &'g str| -> String {
+        if let Some(v) = cache.borrow().get(iri) {
+            return v.clone();
+        }
+        let v = compact(&prefixes, iri).unwrap_or_else(|| iri.to_string());
+        cache.borrow_mut().insert(iri, v.clone());
+        v
     };
-    let mut nodes: BTreeMap<(u8, String), Map<String, Value>> = BTreeMap::new();
+    let id = |s: NamedOrBlankNodeRef<'g>| match s {
+        NamedOrBlankNodeRef::NamedNode(n) => c(n.as_str()),
+        NamedOrBlankNodeRef::BlankNode(b) => format!("_:{}", b.as_str()),
+    };
+    // Triples come grouped by subject: one node object per run of one subject.
+    let mut nodes: Vec<Value> = Vec::new();
+    let mut current: Option<(NamedOrBlankNodeRef<'g>, Map<String, Value>)> = None;
     for t in sorted_triples(&g.graph) {
-        let s = t.subject.into_owned();
-        let kind = u8::from(matches!(s, NamedOrBlankNode::BlankNode(_)));
-        let node = nodes.entry((kind, id(&s))).or_insert_with(|| {
+        if current.as_ref().is_none_or(|(s, _)| *s != t.subject) {
+            if let Some((_, node)) = current.take() {
+                nodes.push(Value::Object(node));
+            }
             let mut m = Map::new();
-            m.insert("@id".into(), Value::String(id(&s)));
-            m
-        });
-        let o: Term = t.object.into_owned();
+            m.insert("@id".into(), Value::String(id(t.subject)));
+            current = Some((t.subject, m));
+        }
+        let Some((_, node)) = current.as_mut() else {
+            continue;
+        };
         if t.predicate.as_str() == RDF_TYPE {
-            if let Term::NamedNode(class) = &o {
+            if let TermRef::NamedNode(class) = t.object {
                 push(node, "@type", Value::String(c(class.as_str())));
                 continue;
             }
         }
-        let value = match &o {
-            Term::NamedNode(n) => json!({"@id": c(n.as_str())}),
-            Term::BlankNode(b) => json!({"@id": format!("_:{}", b.as_str())}),
-            Term::Literal(l) => {
+        let value = match t.object {
+            TermRef::NamedNode(n) => json!({"@id": c(n.as_str())}),
+            TermRef::BlankNode(b) => json!({"@id": format!("_:{}", b.as_str())}),
+            TermRef::Literal(l) => {
                 if let Some(lang) = l.language() {
                     json!({"@value": l.value(), "@language": lang})
                 } else if l.datatype().as_str() == XSD_STRING {
@@ -172,14 +191,14 @@ pub fn to_jsonld(g: &RdfGraph) -> Value {
         };
         push(node, &c(t.predicate.as_str()), value);
     }
+    if let Some((_, node)) = current {
+        nodes.push(Value::Object(node));
+    }
     let context: Map<String, Value> = prefixes
-        .into_iter()
-        .map(|(p, ns)| (p, Value::String(ns)))
+        .iter()
+        .map(|(p, ns)| (p.clone(), Value::String(ns.clone())))
         .collect();
-    json!({
-        "@context": context,
-        "@graph": nodes.into_values().map(Value::Object).collect::<Vec<_>>(),
-    })
+    json!({ "@context": context, "@graph": nodes })
 }
 
 fn push(node: &mut Map<String, Value>, key: &str, v: Value) {
@@ -223,6 +242,7 @@ pub fn canonical_ntriples(g: &Graph) -> String {
 mod tests {
     use super::super::graph::{bnode, date_literal, iri, lit, n};
     use super::*;
+    use oxigraph::model::NamedOrBlankNode;
 
     fn sample() -> RdfGraph {
         let mut g = RdfGraph::new();

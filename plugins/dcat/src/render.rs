@@ -270,14 +270,28 @@ pub async fn catalog_graph(
         .map(|a| a.iter().filter_map(|d| d.as_object().cloned()).collect())
         .unwrap_or_default();
 
-    let mut latest = Params::new();
-    latest.insert("rows".into(), json!(1));
-    latest.insert("sort".into(), json!("metadata_modified desc"));
-    latest.insert("fl".into(), json!("metadata_modified"));
-    latest.insert("facet".into(), json!("false"));
-    let modified = ctx.call("package_search", latest).await?["results"][0]["metadata_modified"]
-        .as_str()
-        .map(str::to_string);
+    // The catalog's dct:modified: the newest public dataset. An unfiltered first page sorted
+    // by metadata_modified already starts with it.
+    let unfiltered = page == 1
+        && ["q", "fq", "modified_since"]
+            .iter()
+            .all(|k| query.get(k).is_none());
+    let modified = if unfiltered {
+        results
+            .first()
+            .and_then(|d| d.get("metadata_modified"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    } else {
+        let mut latest = Params::new();
+        latest.insert("rows".into(), json!(1));
+        latest.insert("sort".into(), json!("metadata_modified desc"));
+        latest.insert("fl".into(), json!("metadata_modified"));
+        latest.insert("facet".into(), json!("false"));
+        ctx.call("package_search", latest).await?["results"][0]["metadata_modified"]
+            .as_str()
+            .map(str::to_string)
+    };
 
     let cx = DcatContext {
         config: &ctx.app.config,

@@ -9,7 +9,7 @@ use axum::Router;
 use catalog_framework::dcat::serialize::EXTENSIONS;
 use catalog_framework::dcat::DcatSettings;
 use catalog_framework::dcat::RdfFormat;
-use catalog_framework::http::{envelope, identify, json_response};
+use catalog_framework::http::{bare_error, envelope, identify, json_response};
 use catalog_framework::prelude::*;
 
 use crate::negotiation::negotiate;
@@ -46,6 +46,11 @@ fn error_response(app: &AppState, action: &str, e: CkanError) -> Response {
 
 fn not_found_response(app: &AppState) -> Response {
     error_response(app, "dcat_dataset_show", not_found(""))
+}
+
+/// What any other unknown path answers (as before this plugin's catch-all route).
+fn no_route() -> Response {
+    bare_error(StatusCode::NOT_FOUND, "Not found")
 }
 
 fn accept(headers: &HeaderMap) -> Option<RdfFormat> {
@@ -141,20 +146,20 @@ async fn other(
 ) -> Response {
     let path = format!("/{path}");
     let Some(settings) = app.dcat.clone() else {
-        return not_found_response(&app);
+        return no_route();
     };
     if method != Method::GET || !settings.enable_rdf_endpoints {
-        return not_found_response(&app);
+        return no_route();
     }
     let Some((prefix, suffix)) = settings.catalog_endpoint.split_once("{_format}") else {
-        return not_found_response(&app);
+        return no_route();
     };
     let ext = path
         .strip_prefix(prefix)
         .and_then(|rest| rest.strip_suffix(suffix))
         .filter(|e| !e.is_empty() && !e.contains('/'));
     let Some(ext) = ext else {
-        return not_found_response(&app);
+        return no_route();
     };
     match render::format_of(ext) {
         Ok(format) => catalog(&app, &headers, raw.as_deref(), &path, format).await,

@@ -11,7 +11,7 @@ use tantivy::query::{
 };
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{DateTime, Term};
+use tantivy::Term;
 
 use crate::{en_analyzer, engine_error, general_analyzer, Fields};
 

@@ -2,7 +2,10 @@
 
 use catalog_plugin_auth as _;
 use catalog_plugin_core as _;
+use catalog_plugin_dcat as _;
 use catalog_plugin_schema as _;
+use catalog_plugin_search_postgres as _;
+use catalog_plugin_search_tantivy as _;
 
 #[test]
 fn registered_extensions() {

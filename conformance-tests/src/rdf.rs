@@ -86,6 +86,8 @@ pub fn canonical_lines(
                         TermRef::BlankNode(b) if depth < 8 => {
                             format!("{p} [{}]", signature(b.as_str(), edges, term, depth + 1))
                         }
+                        // Deeper (or cyclic) chains: a fixed placeholder, never the random id.
+                        TermRef::BlankNode(_) => format!("{p} [deep]"),
                         other => format!("{p} {}", term(*other)),
                     })
                     .collect()

@@ -76,11 +76,64 @@ pub fn clean_iri(s: &str) -> String {
     out
 }
 
-/// A node for an IRI, cleaned first. A string that is still not an IRI (no scheme, say) is
-/// kept as it is: RDF/XML and Turtle writers print it, and the SHACL shapes report it.
+/// A node for an IRI, cleaned first. If the cleaned text is still not a valid IRI (a `%` not
+/// followed by two hex digits, a second `#`, …) every character an IRI cannot hold there is
+/// percent-encoded. A string with no scheme stays relative: check with [`is_absolute_iri`]
+/// where that matters (the parsers of the four formats reject relative IRIs in some positions).
 pub fn iri(s: &str) -> NamedNode {
     let cleaned = clean_iri(s);
-    NamedNode::new(cleaned.clone()).unwrap_or_else(|_| NamedNode::new_unchecked(cleaned))
+    match NamedNode::new(cleaned.clone()) {
+        Ok(n) => n,
+        Err(_) => {
+            let strict = encode_strict(&cleaned);
+            NamedNode::new(strict.clone()).unwrap_or_else(|_| NamedNode::new_unchecked(strict))
+        }
+    }
+}
+
+/// True when `s`, cleaned, is an absolute IRI (a scheme and a valid rest).
+pub fn is_absolute_iri(s: &str) -> bool {
+    let n = iri(s);
+    let text = n.as_str();
+    oxigraph::model::NamedNode::new(text).is_ok()
+        && text.split_once(':').is_some_and(|(scheme, _)| {
+            scheme
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        })
+}
+
+/// Percent-encodes `%` without two hex digits after it, `#` after the first one, and any
+/// ASCII character outside RFC 3987's allowed set.
+fn encode_strict(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut seen_hash = false;
+    for (i, ch) in s.char_indices() {
+        let keep = match ch {
+            '%' => {
+                bytes.len() > i + 2
+                    && bytes[i + 1].is_ascii_hexdigit()
+                    && bytes[i + 2].is_ascii_hexdigit()
+            }
+            '#' => !std::mem::replace(&mut seen_hash, true),
+            c if c.is_ascii() => c.is_ascii_alphanumeric() || "-._~:/?[]@!$&'()*+,;=".contains(c),
+            c => !c.is_control(),
+        };
+        if keep {
+            out.push(ch);
+        } else {
+            let mut buf = [0u8; 4];
+            for b in ch.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    out
 }
 
 /// True for the strings ckanext-dcat turns into IRIs: they start with `http://` or `https://`.
@@ -227,6 +280,10 @@ pub fn field_objects(d: &Map<String, Value>, key: &str) -> Vec<Map<String, Value
 /// `xsd:dateTime` in ISO form, anything else a plain literal.
 pub fn date_literal(s: &str) -> Term {
     let t = s.trim();
+    if !t.is_ascii() {
+        // No date form below has a non-ASCII character (and byte slicing would split one).
+        return lit(s);
+    }
     let (body, tz) = split_tz(t);
     let digits = |x: &str| x.chars().all(|c| c.is_ascii_digit());
     let kind = match body.len() {
@@ -268,7 +325,7 @@ fn split_tz(t: &str) -> (&str, &str) {
             && tzb[3] == b':'
             && tz[1..3].chars().all(|c| c.is_ascii_digit())
             && tz[4..].chars().all(|c| c.is_ascii_digit())
-            && b.contains(['T', ' ', ':'])
+            && (b.contains(['T', ' ', ':']) || b.len() == 10)
         {
             return (b, tz);
         }
@@ -532,6 +589,22 @@ mod tests {
         assert_eq!(list_values(&serde_json::json!(["x", 2])), ["x", "2"]);
         assert!(matches!(iri_or_literal("mailto:a@b"), Term::Literal(_)));
         assert!(matches!(iri_or_literal("https://x"), Term::NamedNode(_)));
+        assert_eq!(
+            iri("http://example.org/report_100%.pdf").as_str(),
+            "http://example.org/report_100%25.pdf"
+        );
+        assert_eq!(iri("http://x/a#b#c").as_str(), "http://x/a#b%23c");
+        assert!(is_absolute_iri("http://x/a b"));
+        assert!(!is_absolute_iri("10.5281/zenodo.123"));
+        assert!(
+            matches!(date_literal("Été 2024"), Term::Literal(l) if l.datatype().as_str().ends_with("#string"))
+        );
+        assert!(
+            matches!(date_literal("19–20"), Term::Literal(l) if l.datatype().as_str().ends_with("#string"))
+        );
+        assert!(
+            matches!(date_literal("2024-05-31+02:00"), Term::Literal(l) if l.datatype().as_str().ends_with("#date"))
+        );
     }
 
     #[test]

@@ -247,8 +247,19 @@ impl DcatSettings {
                 .or_else(|| Some(site_url.clone()).filter(|s| !s.is_empty())),
             type_uri: string("catalog_publisher_type"),
         };
+        let mut profiles = words("rdf.profiles", "euro_dcat_ap_3");
+        if profiles.is_empty() {
+            profiles = vec!["euro_dcat_ap_3".into()];
+        }
+        let rows_max = config.catalog.search.rows_max.max(1);
+        let datasets_per_page = if datasets_per_page > rows_max {
+            tracing::warn!(datasets_per_page, rows_max, "catalogext.dcat.datasets_per_page is above catalog.search.rows_max: using rows_max");
+            rows_max
+        } else {
+            datasets_per_page
+        };
         Ok(DcatSettings {
-            profiles: words("rdf.profiles", "euro_dcat_ap_3"),
+            profiles,
             base_uri,
             enable_rdf_endpoints: boolean("enable_rdf_endpoints", true)?,
             enable_content_negotiation: boolean("enable_content_negotiation", false)?,
@@ -319,15 +330,17 @@ impl DcatContext<'_> {
         if let Some(u) = d
             .get("uri")
             .and_then(Value::as_str)
-            .filter(|u| !u.trim().is_empty())
+            .filter(|u| !u.trim().is_empty() && graph::is_absolute_iri(u))
         {
+            // A `uri` that is not an absolute IRI (`10.5281/zenodo.123`) would make the
+            // document unparseable: such values fall through to the next rule.
             return u.trim().to_string();
         }
         let extra = d.get("extras").and_then(Value::as_array).and_then(|ex| {
             ex.iter()
                 .find(|e| e.get("key").and_then(Value::as_str) == Some("uri"))
                 .and_then(|e| e.get("value").and_then(Value::as_str))
-                .filter(|v| !v.trim().is_empty() && *v != "None")
+                .filter(|v| !v.trim().is_empty() && *v != "None" && graph::is_absolute_iri(v))
         });
         if let Some(u) = extra {
             return u.trim().to_string();
@@ -342,7 +355,7 @@ impl DcatContext<'_> {
         if let Some(u) = r
             .get("uri")
             .and_then(Value::as_str)
-            .filter(|u| !u.trim().is_empty() && *u != "None")
+            .filter(|u| !u.trim().is_empty() && *u != "None" && graph::is_absolute_iri(u))
         {
             return u.trim().to_string();
         }

@@ -72,7 +72,10 @@ impl RdfFormat {
 /// prefixes in use and an `@graph` of node objects (oxigraph's writer prints full IRIs only).
 pub fn serialize(g: &RdfGraph, format: RdfFormat) -> Result<Vec<u8>, String> {
     if format == RdfFormat::JsonLd {
-        return serde_json::to_vec(&to_jsonld(g)).map_err(|e| e.to_string());
+        return serde_json::to_vec_pretty(&to_jsonld(g)).map_err(|e| e.to_string());
+    }
+    if format == RdfFormat::RdfXml && has_xml_invalid_chars(g) {
+        return serialize(&without_xml_invalid_chars(g), format);
     }
     let used = used_prefixes(g);
     let mut ser = RdfSerializer::from_format(format.oxigraph());
@@ -84,6 +87,44 @@ pub fn serialize(g: &RdfGraph, format: RdfFormat) -> Result<Vec<u8>, String> {
         w.serialize_triple(t).map_err(|e| e.to_string())?;
     }
     w.finish().map_err(|e| e.to_string())
+}
+
+/// Characters XML 1.0 cannot hold (C0 controls but tab, newline and carriage return; U+FFFE,
+/// U+FFFF): oxigraph's RDF/XML writer prints them as they are, which no XML parser reads.
+fn xml_invalid(c: char) -> bool {
+    (c < '\u{20}' && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{FFFE}' | '\u{FFFF}')
+}
+
+fn has_xml_invalid_chars(g: &RdfGraph) -> bool {
+    g.graph.iter().any(|t| match t.object {
+        oxigraph::model::TermRef::Literal(l) => l.value().chars().any(xml_invalid),
+        _ => false,
+    })
+}
+
+/// A copy of the graph with the characters XML cannot hold dropped from literals.
+fn without_xml_invalid_chars(g: &RdfGraph) -> RdfGraph {
+    use oxigraph::model::{Literal, Term, TermRef, Triple};
+    let mut out = g.clone();
+    out.graph = Graph::new();
+    for t in g.graph.iter() {
+        let object: Term = match t.object {
+            TermRef::Literal(l) if l.value().chars().any(xml_invalid) => {
+                let v: String = l.value().chars().filter(|c| !xml_invalid(*c)).collect();
+                match l.language() {
+                    Some(lang) => Literal::new_language_tagged_literal_unchecked(v, lang).into(),
+                    None => Literal::new_typed_literal(v, l.datatype().into_owned()).into(),
+                }
+            }
+            other => other.into_owned(),
+        };
+        out.graph.insert(&Triple::new(
+            t.subject.into_owned(),
+            t.predicate.into_owned(),
+            object,
+        ));
+    }
+    out
 }
 
 /// Triples grouped by subject (named nodes first, then blank nodes) and predicate, so writers
@@ -181,7 +222,7 @@ pub fn to_jsonld<'g>(g: &'g RdfGraph) -> Value {
                 if let Some(lang) = l.language() {
                     json!({"@value": l.value(), "@language": lang})
                 } else if l.datatype().as_str() == XSD_STRING {
-                    json!({"@value": l.value()})
+                    Value::String(l.value().to_string())
                 } else {
                     json!({"@value": l.value(), "@type": c(l.datatype().as_str())})
                 }
@@ -286,5 +327,20 @@ mod tests {
         assert_eq!(ds["@type"], "dcat:Dataset");
         assert_eq!(ds["dct:issued"]["@type"], "xsd:dateTime");
         assert_eq!(ds["dcat:keyword"].as_array().unwrap().len(), 2);
+        assert_eq!(ds["dct:title"], "Café \"quoted\" <title>");
+    }
+
+    #[test]
+    fn rdf_xml_drops_characters_xml_cannot_hold() {
+        let mut g = sample();
+        let ds: NamedOrBlankNode = iri("http://example.org/dataset/1").into();
+        g.add(
+            &ds,
+            &n("dct:description"),
+            lit("pasted\u{b}from a word processor"),
+        );
+        let body = serialize(&g, RdfFormat::RdfXml).unwrap();
+        let back = parse(&body, RdfFormat::RdfXml, None).unwrap();
+        assert!(canonical_ntriples(&back).contains("pastedfrom a word processor"));
     }
 }

@@ -2,6 +2,9 @@
 
 use catalog_framework::dcat::RdfFormat;
 
+/// How many items of an `Accept` header are read.
+const MAX_ITEMS: usize = 64;
+
 /// What a request's `Accept` header asks for: an RDF format, or the HTML page.
 ///
 /// Items are `type[;q=N]`; an item with any other parameter is ignored. Items are sorted by q
@@ -9,7 +12,8 @@ use catalog_framework::dcat::RdfFormat;
 /// `application/*` gives RDF/XML and `text/*` N3; `*/*` never matches.
 pub fn negotiate(accept: &str) -> Option<RdfFormat> {
     let mut items: Vec<(String, f32, usize)> = Vec::new();
-    for (i, raw) in accept.split(',').enumerate() {
+    // Only the first items count: a header of thousands of types must not cost quadratic time.
+    for (i, raw) in accept.split(',').take(MAX_ITEMS).enumerate() {
         let mut parts = raw.split(';').map(str::trim);
         let Some(mt) = parts.next().filter(|m| !m.is_empty()) else {
             continue;

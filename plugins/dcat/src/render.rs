@@ -194,19 +194,16 @@ pub struct Paging {
 }
 
 /// ckanext-dcat's paging arithmetic; `None` when nothing matched.
-pub fn paging(count: i64, returned: i64, page: i64, rows: i64) -> Option<Paging> {
+pub fn paging(count: i64, page: i64, rows: i64) -> Option<Paging> {
     if count <= 0 {
         return None;
     }
-    let last = ((count + rows - 1) / rows).max(1);
-    let previous = (page > 1).then(|| {
-        if (page - 1) * rows + returned <= count {
-            page - 1
-        } else {
-            last
-        }
-    });
-    let next = (page * rows < count).then_some(page + 1);
+    // ckanext-dcat's rules, written without multiplying the page number (a huge `page` must
+    // not overflow): `previous` is page − 1, or the last page for a page past the end;
+    // `next` exists while this page is not the last.
+    let last = ((count - 1) / rows + 1).max(1);
+    let previous = (page > 1).then(|| (page - 1).min(last));
+    let next = (page < last).then(|| page + 1);
     Some(Paging {
         count,
         items_per_page: rows,
@@ -308,10 +305,15 @@ pub async fn catalog_graph(
         let node = cx.add_dataset(&mut g, d, &refs);
         g.add(&catalog, &n("dcat:dataset"), node);
     }
-    if let Some(pg) = paging(count, results.len() as i64, page, rows) {
+    if let Some(pg) = paging(count, page, rows) {
         let base = cx.catalog_uri();
         let url = |n: i64| page_url(base, path, query, n);
-        let node: NamedOrBlankNode = iri(&url(pg.current)).into();
+        // The page URL as it is (form-urlencoded, so a valid IRI): `iri()` would clean `*`
+        // into `%2A` and the node would no longer equal the other pages' link strings.
+        let current = url(pg.current);
+        let node: NamedOrBlankNode = oxigraph::model::NamedNode::new(current.clone())
+            .unwrap_or_else(|_| iri(&current))
+            .into();
         g.add_type(&node, "hydra:PagedCollection");
         let mut link = |names: [&str; 2], page: Option<i64>| {
             if let Some(p) = page {
@@ -355,18 +357,22 @@ mod tests {
 
     #[test]
     fn paging_matches_ckanext_dcat() {
-        assert_eq!(paging(0, 0, 1, 10), None);
-        let p = paging(12, 10, 1, 10).unwrap();
+        assert_eq!(paging(0, 1, 10), None);
+        let p = paging(12, 1, 10).unwrap();
         assert_eq!((p.first, p.last, p.next, p.previous), (1, 2, Some(2), None));
-        let p = paging(12, 2, 2, 10).unwrap();
+        let p = paging(12, 2, 10).unwrap();
         assert_eq!((p.last, p.next, p.previous), (2, None, Some(1)));
         // beyond the end: previous points at the last real page
-        let p = paging(12, 0, 3, 10).unwrap();
+        let p = paging(12, 3, 10).unwrap();
         assert_eq!((p.next, p.previous), (None, Some(2)));
-        let p = paging(10, 10, 1, 10).unwrap();
+        let p = paging(10, 1, 10).unwrap();
         assert_eq!((p.last, p.next), (1, None));
-        let p = paging(100, 10, 5, 10).unwrap();
+        let p = paging(100, 5, 10).unwrap();
         assert_eq!((p.last, p.next, p.previous), (10, Some(6), Some(4)));
+        let p = paging(100, i64::MAX, 10).unwrap();
+        assert_eq!((p.last, p.next, p.previous), (10, None, Some(10)));
+        let p = paging(11, 2, 10).unwrap();
+        assert_eq!((p.last, p.next, p.previous), (2, None, Some(1)));
     }
 
     #[test]

@@ -148,7 +148,7 @@ async fn other(
     let Some(settings) = app.dcat.clone() else {
         return no_route();
     };
-    if method != Method::GET || !settings.enable_rdf_endpoints {
+    if !(method == Method::GET || method == Method::HEAD) || !settings.enable_rdf_endpoints {
         return no_route();
     }
     let Some((prefix, suffix)) = settings.catalog_endpoint.split_once("{_format}") else {
@@ -197,9 +197,9 @@ fn escape(s: &str) -> String {
     out
 }
 
-/// `<link rel="alternate">` tags for `{base}.{ext}` of every format (spec: pages advertise
+/// `<link rel="alternate">` tags, one per format, with `href(ext)` (spec: pages advertise
 /// their RDF representations).
-fn alternates(base: &str) -> String {
+fn alternates(href: impl Fn(&str) -> String) -> String {
     EXTENSIONS
         .iter()
         .filter(|e| **e != "xml")
@@ -208,7 +208,7 @@ fn alternates(base: &str) -> String {
             format!(
                 "<link rel=\"alternate\" type=\"{}\" href=\"{}\">\n",
                 f.media_type(),
-                escape(&format!("{base}.{e}"))
+                escape(&href(e))
             )
         })
         .collect()
@@ -234,7 +234,8 @@ fn html_dataset(app: &AppState, settings: &DcatSettings, d: &Value) -> Response 
         .filter(|t| !t.is_empty())
         .unwrap_or(name);
     let head = if settings.enable_rdf_endpoints {
-        alternates(&format!("{}/dataset/{name}", app.config.site_url()))
+        let base = format!("{}/dataset/{name}", app.config.site_url());
+        alternates(|ext| format!("{base}.{ext}"))
     } else {
         String::new()
     };
@@ -248,11 +249,13 @@ fn html_dataset(app: &AppState, settings: &DcatSettings, d: &Value) -> Response 
 
 fn html_home(app: &AppState, settings: &DcatSettings) -> Response {
     let head = if settings.enable_rdf_endpoints {
-        let path = settings
-            .catalog_endpoint
-            .replace(".{_format}", "")
-            .replace("{_format}", "");
-        alternates(&format!("{}{path}", app.config.site_url()))
+        let site = app.config.site_url();
+        alternates(|ext| {
+            format!(
+                "{site}{}",
+                settings.catalog_endpoint.replace("{_format}", ext)
+            )
+        })
     } else {
         String::new()
     };

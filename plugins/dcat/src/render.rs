@@ -174,11 +174,25 @@ pub fn modified_since_bound(v: &str) -> CkanResult<String> {
     let utc = match chrono::DateTime::parse_from_rfc3339(t) {
         Ok(dt) => Some(dt.naive_utc()),
         Err(_) => {
-            catalog_framework::dcat::graph::parse_datetime(t.strip_suffix(['Z', 'z']).unwrap_or(t))
+            let body = t.strip_suffix(['Z', 'z']).unwrap_or(t);
+            catalog_framework::dcat::graph::parse_datetime(body).or_else(|| year_or_month(body))
         }
     };
     utc.map(|dt| format!("{}Z", dt.format("%Y-%m-%dT%H:%M:%S%.f")))
         .ok_or_else(|| validation_message("Wrong modified date format. Use ISO-8601 format"))
+}
+
+/// ISO 8601's reduced precisions: `YYYY` → 1 January, `YYYY-MM` → the 1st of the month.
+fn year_or_month(s: &str) -> Option<chrono::NaiveDateTime> {
+    let (y, m) = match s.split_once('-') {
+        Some((y, m)) => (y, m),
+        None => (s, "01"),
+    };
+    if y.len() != 4 || m.len() != 2 || !y.chars().chain(m.chars()).all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    chrono::NaiveDate::from_ymd_opt(y.parse().ok()?, m.parse().ok()?, 1)
+        .map(|d| d.and_time(chrono::NaiveTime::MIN))
 }
 
 /// The paging node's data (spec/dcat.md §4.1).
@@ -281,6 +295,10 @@ pub async fn catalog_graph(
             .map(str::to_string)
     } else {
         let mut latest = Params::new();
+        latest.insert(
+            "fq_list".into(),
+            json!(["-dataset_type:harvest", "-dataset_type:showcase"]),
+        );
         latest.insert("rows".into(), json!(1));
         latest.insert("sort".into(), json!("metadata_modified desc"));
         latest.insert("fl".into(), json!("metadata_modified"));
@@ -397,6 +415,15 @@ mod tests {
             "2024-05-31T12:30:01.451243Z"
         );
         assert!(modified_since_bound("yesterday-ish").is_err());
+        assert_eq!(
+            modified_since_bound("2015").unwrap(),
+            "2015-01-01T00:00:00Z"
+        );
+        assert_eq!(
+            modified_since_bound("2015-07").unwrap(),
+            "2015-07-01T00:00:00Z"
+        );
+        assert!(modified_since_bound("2015-13").is_err());
     }
 
     #[test]

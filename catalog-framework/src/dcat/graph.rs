@@ -78,7 +78,7 @@ pub fn clean_iri(s: &str) -> String {
 
 /// A node for an IRI, cleaned first. If the cleaned text is still not a valid IRI (a `%` not
 /// followed by two hex digits, a second `#`, …) every character an IRI cannot hold there is
-/// percent-encoded. A string with no scheme stays relative: check with [`is_absolute_iri`]
+/// percent-encoded. A string with no scheme stays relative: use [`absolute_iri`]
 /// where that matters (the parsers of the four formats reject relative IRIs in some positions).
 pub fn iri(s: &str) -> NamedNode {
     let cleaned = clean_iri(s);
@@ -91,20 +91,20 @@ pub fn iri(s: &str) -> NamedNode {
     }
 }
 
-/// True when `s`, cleaned, is an absolute IRI (a scheme and a valid rest).
-pub fn is_absolute_iri(s: &str) -> bool {
-    let n = iri(s);
-    let text = n.as_str();
-    oxigraph::model::NamedNode::new(text).is_ok()
-        && text.split_once(':').is_some_and(|(scheme, _)| {
-            scheme
+/// The node of `s` (cleaned as [`iri`] does) when that is an absolute IRI: a scheme and a
+/// valid rest. Relative text (`10.5281/zenodo.123`) gives `None`.
+pub fn absolute_iri(s: &str) -> Option<NamedNode> {
+    let node = iri(s);
+    let scheme_ok = node.as_str().split_once(':').is_some_and(|(scheme, _)| {
+        scheme
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+            && scheme
                 .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic())
-                && scheme
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-        })
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    });
+    (scheme_ok && NamedNode::new(node.as_str()).is_ok()).then_some(node)
 }
 
 /// Percent-encodes `%` without two hex digits after it, `#` after the first one, and any
@@ -299,11 +299,7 @@ pub fn date_literal(s: &str) -> Term {
     }
     match parse_datetime(body) {
         Some(dt) => {
-            let mut out = dt.format("%Y-%m-%dT%H:%M:%S").to_string();
-            let micros = dt.and_utc().timestamp_subsec_micros();
-            if micros != 0 {
-                out.push_str(&format!(".{micros:06}"));
-            }
+            let mut out = iso_datetime(dt);
             match tz {
                 "Z" | "z" => out.push_str("+00:00"),
                 other => out.push_str(other),
@@ -331,6 +327,16 @@ fn split_tz(t: &str) -> (&str, &str) {
         }
     }
     (t, "")
+}
+
+/// dateutil's `isoformat()`: `YYYY-MM-DDTHH:MM:SS`, plus `.ffffff` when there are microseconds.
+pub fn iso_datetime(dt: NaiveDateTime) -> String {
+    let mut out = dt.format("%Y-%m-%dT%H:%M:%S").to_string();
+    let micros = dt.and_utc().timestamp_subsec_micros();
+    if micros != 0 {
+        out.push_str(&format!(".{micros:06}"));
+    }
+    out
 }
 
 /// A lenient date/time parser for the forms CKAN data holds.
@@ -594,8 +600,8 @@ mod tests {
             "http://example.org/report_100%25.pdf"
         );
         assert_eq!(iri("http://x/a#b#c").as_str(), "http://x/a#b%23c");
-        assert!(is_absolute_iri("http://x/a b"));
-        assert!(!is_absolute_iri("10.5281/zenodo.123"));
+        assert!(absolute_iri("http://x/a b").is_some());
+        assert!(absolute_iri("10.5281/zenodo.123").is_none());
         assert!(
             matches!(date_literal("Été 2024"), Term::Literal(l) if l.datatype().as_str().ends_with("#string"))
         );

@@ -15,9 +15,9 @@ pub use oxigraph::model;
 /// What a profile crate needs: `use catalog_framework::dcat::prelude::*;`.
 pub mod prelude {
     pub use super::graph::{
-        as_subject, bnode, clean_iri, date_literal, field, field_list, field_objects, field_str,
-        iri, iri_or_literal, is_http, lang_lit, list_values, lit, mailto, n, term_value, typed,
-        value_str, RdfGraph,
+        absolute_iri, as_subject, bnode, clean_iri, date_literal, field, field_list, field_objects,
+        field_str, iri, iri_or_literal, is_http, iso_datetime, lang_lit, list_values, lit, mailto,
+        n, term_value, typed, value_str, RdfGraph,
     };
     pub use super::model::{BlankNode, Literal, NamedNode, NamedOrBlankNode, Term};
     pub use super::serialize::{parse, serialize, RdfFormat};
@@ -330,7 +330,7 @@ impl DcatContext<'_> {
         if let Some(u) = d
             .get("uri")
             .and_then(Value::as_str)
-            .filter(|u| !u.trim().is_empty() && graph::is_absolute_iri(u))
+            .filter(|u| !u.trim().is_empty() && graph::absolute_iri(u).is_some())
         {
             // A `uri` that is not an absolute IRI (`10.5281/zenodo.123`) would make the
             // document unparseable: such values fall through to the next rule.
@@ -340,7 +340,9 @@ impl DcatContext<'_> {
             ex.iter()
                 .find(|e| e.get("key").and_then(Value::as_str) == Some("uri"))
                 .and_then(|e| e.get("value").and_then(Value::as_str))
-                .filter(|v| !v.trim().is_empty() && *v != "None" && graph::is_absolute_iri(v))
+                .filter(|v| {
+                    !v.trim().is_empty() && *v != "None" && graph::absolute_iri(v).is_some()
+                })
         });
         if let Some(u) = extra {
             return u.trim().to_string();
@@ -355,7 +357,7 @@ impl DcatContext<'_> {
         if let Some(u) = r
             .get("uri")
             .and_then(Value::as_str)
-            .filter(|u| !u.trim().is_empty() && *u != "None" && graph::is_absolute_iri(u))
+            .filter(|u| !u.trim().is_empty() && *u != "None" && graph::absolute_iri(u).is_some())
         {
             return u.trim().to_string();
         }

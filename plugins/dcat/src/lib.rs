@@ -14,13 +14,6 @@ use catalog_framework::prelude::*;
 register_plugin!("dcat");
 register_routes!("dcat", routes::routes);
 
-fn string_param(p: &Params, key: &str) -> Option<String> {
-    match p.get(key) {
-        Some(Value::String(s)) => Some(s.clone()),
-        _ => None,
-    }
-}
-
 /// `dcat_dataset_show`: one dataset serialized (`id`, `_format` default `xml`, `profiles`).
 struct DcatDatasetShow;
 
@@ -35,9 +28,11 @@ impl Action for DcatDatasetShow {
     async fn run(&self, ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
         ctx.check_access("dcat_dataset_show", &p).await?;
         let id = req_str(&p, "id")?;
-        let ext = string_param(&p, "_format").unwrap_or_else(|| "xml".into());
-        let profiles = string_param(&p, "profiles");
-        let (_, body) = render::dataset_document(ctx, &id, &ext, profiles.as_deref()).await?;
+        let ext = opt_str(&p, "_format").unwrap_or_else(|| "xml".into());
+        let profiles = opt_str(&p, "profiles");
+        let (_, body) =
+            render::dataset_document(ctx, &id, render::format_of(&ext), profiles.as_deref())
+                .await?;
         Ok(Value::String(String::from_utf8_lossy(&body).into_owned()))
     }
 }
@@ -55,7 +50,7 @@ impl Action for DcatCatalogShow {
     }
     async fn run(&self, ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
         ctx.check_access("dcat_catalog_show", &p).await?;
-        let ext = string_param(&p, "_format").unwrap_or_else(|| "xml".into());
+        let ext = opt_str(&p, "_format").unwrap_or_else(|| "xml".into());
         let format = render::format_of(&ext)?;
         let query = render::CatalogQuery::from_params(&p);
         let path = render::settings(ctx)?

@@ -24,19 +24,18 @@ pub fn resolve_profiles(
     ctx: &ActionContext,
     requested: Option<&str>,
 ) -> CkanResult<Vec<Arc<Box<dyn DcatProfile>>>> {
-    let names: Vec<String> = match requested.map(str::trim).filter(|s| !s.is_empty()) {
+    let names: Vec<&str> = match requested.map(str::trim).filter(|s| !s.is_empty()) {
         Some(list) => list
             .split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
-            .map(str::to_string)
             .collect(),
-        None => settings(ctx)?.profiles.clone(),
+        None => settings(ctx)?.profiles.iter().map(String::as_str).collect(),
     };
     let registry = &ctx.app.registry;
     let mut unknown: Vec<&str> = names
         .iter()
-        .map(String::as_str)
+        .copied()
         .filter(|n| registry.dcat_profile(n).is_none())
         .collect();
     if !unknown.is_empty() {
@@ -81,30 +80,36 @@ pub async fn dataset_graph(
     let mut p = Params::new();
     p.insert("id".into(), json!(id));
     let dataset = ctx.call("package_show", p).await?;
-    let dataset = dataset.as_object().cloned().unwrap_or_default();
     let profiles = resolve_profiles(ctx, profiles)?;
-    let settings = settings(ctx)?;
     let cx = DcatContext {
         config: &ctx.app.config,
-        settings,
+        settings: settings(ctx)?,
     };
     let mut g = RdfGraph::new();
-    cx.add_dataset(&mut g, &dataset, &as_refs(&profiles));
+    if let Some(d) = dataset.as_object() {
+        cx.add_dataset(&mut g, d, &as_refs(&profiles));
+    }
     Ok(g)
 }
 
-/// One dataset, serialized in the format of extension `ext` (checked after the dataset, so a
-/// missing dataset is a 404 whatever the extension).
+/// One dataset, serialized. `format` is checked after the dataset, so a missing dataset is a
+/// 404 whatever the extension (`format_of(ext)` gives the error for an unknown one).
 pub async fn dataset_document(
     ctx: &mut ActionContext,
     id: &str,
-    ext: &str,
+    format: CkanResult<RdfFormat>,
     profiles: Option<&str>,
 ) -> CkanResult<(RdfFormat, Vec<u8>)> {
     let g = dataset_graph(ctx, id, profiles).await?;
-    let format = format_of(ext)?;
+    let format = format?;
     Ok((format, to_bytes(&g, format)?))
 }
+
+/// The catalog parameters the paging links keep.
+const KEPT_PARAMS: [&str; 4] = ["modified_since", "profiles", "q", "fq"];
+
+/// Dataset types the catalog leaves out (ckanext-dcat's search filters).
+const EXCLUDED_TYPES: [&str; 2] = ["-dataset_type:harvest", "-dataset_type:showcase"];
 
 /// The catalog endpoint's query parameters, in request order (spec/dcat.md §1.3, §4).
 #[derive(Debug, Clone, Default)]
@@ -122,9 +127,7 @@ impl CatalogQuery {
         for (k, v) in form_urlencoded::parse(raw.as_bytes()) {
             match k.as_ref() {
                 "page" => q.page = Some(v.into_owned()),
-                "modified_since" | "profiles" | "q" | "fq" => {
-                    q.kept.push((k.into_owned(), v.into_owned()))
-                }
+                key if KEPT_PARAMS.contains(&key) => q.kept.push((k.into_owned(), v.into_owned())),
                 _ => {}
             }
         }
@@ -133,19 +136,12 @@ impl CatalogQuery {
 
     /// Reads action parameters (`dcat_catalog_show`).
     pub fn from_params(p: &Params) -> CatalogQuery {
-        let s = |k: &str| -> Option<String> {
-            match p.get(k) {
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(Value::Number(n)) => Some(n.to_string()),
-                _ => None,
-            }
-        };
         CatalogQuery {
-            kept: ["modified_since", "profiles", "q", "fq"]
+            kept: KEPT_PARAMS
                 .iter()
-                .filter_map(|k| s(k).map(|v| (k.to_string(), v)))
+                .filter_map(|k| opt_str(p, k).map(|v| (k.to_string(), v)))
                 .collect(),
-            page: s("page"),
+            page: opt_str(p, "page"),
         }
     }
 
@@ -250,12 +246,14 @@ pub async fn catalog_graph(
 ) -> CkanResult<RdfGraph> {
     let profiles = resolve_profiles(ctx, query.get("profiles"))?;
     let page = query.page()?;
-    let settings = settings(ctx)?.clone();
+    // The app outlives the calls below, which need `ctx` mutably.
+    let app = ctx.app.clone();
+    let settings = app
+        .dcat
+        .as_ref()
+        .ok_or_else(|| internal("the DCAT settings were not loaded"))?;
     let rows = settings.datasets_per_page;
-    let mut fq_list = vec![
-        "-dataset_type:harvest".to_string(),
-        "-dataset_type:showcase".to_string(),
-    ];
+    let mut fq_list: Vec<String> = EXCLUDED_TYPES.iter().map(|t| t.to_string()).collect();
     if let Some(since) = query.get("modified_since") {
         fq_list.push(format!(
             "metadata_modified:[{} TO NOW]",
@@ -276,9 +274,9 @@ pub async fn catalog_graph(
     p.insert("facet".into(), json!("false"));
     let found = ctx.call("package_search", p).await?;
     let count = found["count"].as_i64().unwrap_or(0);
-    let results: Vec<Map<String, Value>> = found["results"]
+    let results: Vec<&Map<String, Value>> = found["results"]
         .as_array()
-        .map(|a| a.iter().filter_map(|d| d.as_object().cloned()).collect())
+        .map(|a| a.iter().filter_map(Value::as_object).collect())
         .unwrap_or_default();
 
     // The catalog's dct:modified: the newest public dataset. An unfiltered first page sorted
@@ -295,10 +293,7 @@ pub async fn catalog_graph(
             .map(str::to_string)
     } else {
         let mut latest = Params::new();
-        latest.insert(
-            "fq_list".into(),
-            json!(["-dataset_type:harvest", "-dataset_type:showcase"]),
-        );
+        latest.insert("fq_list".into(), json!(EXCLUDED_TYPES));
         latest.insert("rows".into(), json!(1));
         latest.insert("sort".into(), json!("metadata_modified desc"));
         latest.insert("fl".into(), json!("metadata_modified"));
@@ -309,8 +304,8 @@ pub async fn catalog_graph(
     };
 
     let cx = DcatContext {
-        config: &ctx.app.config,
-        settings: &settings,
+        config: &app.config,
+        settings,
     };
     let mut g = RdfGraph::new();
     let catalog: NamedOrBlankNode = iri(cx.catalog_uri()).into();
@@ -319,7 +314,7 @@ pub async fn catalog_graph(
         p.graph_from_catalog(&mut g, &info, &catalog, &cx);
     }
     let refs = as_refs(&profiles);
-    for d in &results {
+    for d in results {
         let node = cx.add_dataset(&mut g, d, &refs);
         g.add(&catalog, &n("dcat:dataset"), node);
     }

@@ -73,49 +73,32 @@ async fn dataset(
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let Some(settings) = app.dcat.clone() else {
+    let Some(settings) = app.dcat.as_ref() else {
         return not_found_response(&app);
     };
+    let (id, format) = match file.rsplit_once('.') {
+        Some(_) if !settings.enable_rdf_endpoints => return not_found_response(&app),
+        Some((id, ext)) => (id, Some(render::format_of(ext))),
+        None => (
+            file.as_str(),
+            accept(&headers)
+                .filter(|_| settings.enable_content_negotiation)
+                .map(Ok),
+        ),
+    };
     let mut ctx = context(&app, &headers).await;
+    let Some(format) = format else {
+        let mut p = Params::new();
+        p.insert("id".into(), json!(id));
+        return match ctx.call("package_show", p).await {
+            Ok(d) => html_dataset(&app, settings, &d),
+            Err(e) => error_response(&app, "package_show", e),
+        };
+    };
     let profiles = profiles_param(raw.as_deref());
-    match file.rsplit_once('.') {
-        Some((id, ext)) => {
-            if !settings.enable_rdf_endpoints {
-                return not_found_response(&app);
-            }
-            match render::dataset_document(&mut ctx, id, ext, profiles.as_deref()).await {
-                Ok((format, body)) => rdf_response(format, body),
-                Err(e) => error_response(&app, "dcat_dataset_show", e),
-            }
-        }
-        None => {
-            if settings.enable_content_negotiation {
-                if let Some(format) = accept(&headers) {
-                    let ext = extension(format);
-                    return match render::dataset_document(&mut ctx, &file, ext, profiles.as_deref())
-                        .await
-                    {
-                        Ok((format, body)) => rdf_response(format, body),
-                        Err(e) => error_response(&app, "dcat_dataset_show", e),
-                    };
-                }
-            }
-            let mut p = Params::new();
-            p.insert("id".into(), json!(file));
-            match ctx.call("package_show", p).await {
-                Ok(d) => html_dataset(&app, &settings, &d),
-                Err(e) => error_response(&app, "package_show", e),
-            }
-        }
-    }
-}
-
-fn extension(format: RdfFormat) -> &'static str {
-    match format {
-        RdfFormat::RdfXml => "rdf",
-        RdfFormat::Turtle => "ttl",
-        RdfFormat::N3 => "n3",
-        RdfFormat::JsonLd => "jsonld",
+    match render::dataset_document(&mut ctx, id, format, profiles.as_deref()).await {
+        Ok((format, body)) => rdf_response(format, body),
+        Err(e) => error_response(&app, "dcat_dataset_show", e),
     }
 }
 
@@ -125,7 +108,7 @@ async fn home(
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let Some(settings) = app.dcat.clone() else {
+    let Some(settings) = app.dcat.as_ref() else {
         return not_found_response(&app);
     };
     if settings.enable_content_negotiation {
@@ -133,7 +116,7 @@ async fn home(
             return catalog(&app, &headers, raw.as_deref(), "/", format).await;
         }
     }
-    html_home(&app, &settings)
+    html_home(&app, settings)
 }
 
 /// Everything else: the catalog endpoint when the path matches it, else 404.
@@ -145,7 +128,7 @@ async fn other(
     headers: HeaderMap,
 ) -> Response {
     let path = format!("/{path}");
-    let Some(settings) = app.dcat.clone() else {
+    let Some(settings) = app.dcat.as_ref() else {
         return no_route();
     };
     if !(method == Method::GET || method == Method::HEAD) || !settings.enable_rdf_endpoints {

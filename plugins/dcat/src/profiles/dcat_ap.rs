@@ -4,8 +4,8 @@
 //! in `docs/DCAT-DEVIATIONS.md`.
 
 use catalog_framework::dcat::graph::{
-    bnode, date_literal, field, field_list, field_objects, field_str, iri, is_http, lang_lit,
-    list_values, lit, mailto, n, typed, value_str,
+    absolute_iri, bnode, date_literal, field, field_list, field_objects, field_str, iri, is_http,
+    lang_lit, list_values, lit, mailto, n, typed, value_str,
 };
 use catalog_framework::prelude::*;
 use oxigraph::model::{NamedNode, NamedOrBlankNode, Term};
@@ -94,18 +94,6 @@ fn texts(d: &Map<String, Value>, key: &str) -> Vec<Term> {
         Some(v) => value_str(v).map(|s| lit(&s)).into_iter().collect(),
         None => Vec::new(),
     }
-}
-
-/// An absolute IRI, or `None` for text that cannot be one (no scheme).
-fn absolute_iri(s: &str) -> Option<NamedNode> {
-    let node = iri(s);
-    let scheme_ok = node.as_str().split_once(':').is_some_and(|(scheme, _)| {
-        !scheme.is_empty()
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-    });
-    (scheme_ok && NamedNode::new(node.as_str()).is_ok()).then_some(node)
 }
 
 impl Writer<'_, '_> {

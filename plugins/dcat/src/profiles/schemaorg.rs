@@ -2,7 +2,7 @@
 //! distributions. No catalog node.
 
 use catalog_framework::dcat::graph::{
-    bnode, field, field_list, field_str, iri, lit, parse_datetime, typed, value_str,
+    bnode, field, field_list, field_str, iri, iso_datetime, lit, parse_datetime, typed, value_str,
 };
 use catalog_framework::prelude::*;
 use oxigraph::model::NamedOrBlankNode;
@@ -13,13 +13,7 @@ pub struct SchemaOrg;
 
 /// The dateutil ISO re-serialization of a date (`YYYY-MM-DDTHH:MM:SS[.ffffff]`), if parseable.
 fn iso(s: &str) -> Option<String> {
-    let dt = parse_datetime(s.trim())?;
-    let mut out = dt.format("%Y-%m-%dT%H:%M:%S").to_string();
-    let micros = dt.and_utc().timestamp_subsec_micros();
-    if micros != 0 {
-        out.push_str(&format!(".{micros:06}"));
-    }
-    Some(out)
+    parse_datetime(s.trim()).map(iso_datetime)
 }
 
 /// ckanext-dcat's double date rule: the raw value and its ISO form (one triple when equal).

@@ -2,6 +2,7 @@
 //! (spec/dcat.md §7.1–7.2): IRI cleaning, IRI-or-literal, list values, the date rule.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
 
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use oxigraph::model::{
@@ -383,8 +384,19 @@ pub fn parse_datetime(s: &str) -> Option<NaiveDateTime> {
 #[derive(Debug, Clone)]
 pub struct RdfGraph {
     pub graph: Graph,
-    prefixes: BTreeMap<String, String>,
+    /// Shared with every other graph until a profile binds a prefix of its own (copy on write):
+    /// a request's graph does not copy [`PREFIXES`].
+    prefixes: Arc<BTreeMap<String, String>>,
 }
+
+static DEFAULT_PREFIXES: LazyLock<Arc<BTreeMap<String, String>>> = LazyLock::new(|| {
+    Arc::new(
+        PREFIXES
+            .iter()
+            .map(|(p, ns)| (p.to_string(), ns.to_string()))
+            .collect(),
+    )
+});
 
 impl Default for RdfGraph {
     fn default() -> Self {
@@ -397,10 +409,7 @@ impl RdfGraph {
     pub fn new() -> RdfGraph {
         RdfGraph {
             graph: Graph::new(),
-            prefixes: PREFIXES
-                .iter()
-                .map(|(p, ns)| (p.to_string(), ns.to_string()))
-                .collect(),
+            prefixes: DEFAULT_PREFIXES.clone(),
         }
     }
 
@@ -414,7 +423,7 @@ impl RdfGraph {
 
     /// Binds (or rebinds) a prefix for the serializations.
     pub fn bind(&mut self, prefix: &str, namespace: &str) {
-        self.prefixes.insert(prefix.into(), namespace.into());
+        Arc::make_mut(&mut self.prefixes).insert(prefix.into(), namespace.into());
     }
 
     pub fn prefixes(&self) -> &BTreeMap<String, String> {

@@ -20,11 +20,12 @@ failures, and the exit status is 1 if there was any.
 import os
 import sys
 import tempfile
-import traceback
 import uuid
 
 import requests
 from ckanapi import NotAuthorized, NotFound, RemoteCKAN, ValidationError
+
+from harness import Report, run_sections
 
 URL = os.environ["CKAN_URL"].rstrip("/")
 SUFFIX = uuid.uuid4().hex[:8]
@@ -41,50 +42,6 @@ anon = RemoteCKAN(URL)
 
 # Filled in as the run goes.
 S = {}
-
-
-class Report:
-    def __init__(self):
-        self.passed = 0
-        self.failures = []
-        self.section = ""
-
-    def check(self, name, cond, detail=None):
-        if cond:
-            self.passed += 1
-        else:
-            msg = f"[{self.section}] {name}"
-            if detail is not None:
-                msg += f"\n      got: {detail!r}"
-            self.failures.append(msg)
-            print(f"  FAIL {name}" + (f": {detail!r}" if detail is not None else ""))
-        return cond
-
-    def eq(self, name, got, want):
-        return self.check(f"{name} == {want!r}", got == want, got)
-
-    def raises(self, name, exc_type, fn, /, **kwargs):
-        """Calls fn(**kwargs) and checks that it raises exc_type; returns the exception."""
-        try:
-            result = fn(**kwargs)
-        except exc_type as e:
-            self.check(f"{name} raises {exc_type.__name__}", True)
-            return e
-        except Exception as e:  # noqa: BLE001 - any other error is a failure of this check
-            self.check(f"{name} raises {exc_type.__name__}", False, f"{type(e).__name__}: {e}")
-            return None
-        self.check(f"{name} raises {exc_type.__name__}", False, f"returned {result!r}")
-        return None
-
-    def ok(self, name, fn, /, **kwargs):
-        """Calls fn(**kwargs), which must succeed; returns its result (None on failure)."""
-        try:
-            result = fn(**kwargs)
-        except Exception as e:  # noqa: BLE001
-            self.check(f"{name} succeeds", False, f"{type(e).__name__}: {e}")
-            return None
-        self.check(f"{name} succeeds", True)
-        return result
 
 
 R = Report()
@@ -716,22 +673,9 @@ SECTIONS = [
 
 
 def main():
-    print(f"ckanapi acceptance against {URL} (suffix {SUFFIX})")
-    for section in SECTIONS:
-        R.section = section.__name__.removeprefix("section_")
-        print(f"- {R.section}")
-        try:
-            section()
-        except Exception as e:  # noqa: BLE001
-            R.check("section ran to the end", False, f"{type(e).__name__}: {e}")
-            traceback.print_exc()
-            if isinstance(e, RuntimeError):
-                break
-    print()
-    print(f"{R.passed} passed, {len(R.failures)} failed")
-    for f in R.failures:
-        print(f"  FAIL {f}")
-    return 1 if R.failures else 0
+    title = f"ckanapi acceptance against {URL} (suffix {SUFFIX})"
+    # A RuntimeError means the server is unusable: the remaining sections would only fail.
+    return run_sections(R, title, SECTIONS, stop=lambda _section, e: isinstance(e, RuntimeError))
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ import re
 import subprocess
 import sys
 import time
-import traceback
 import uuid
 from html.parser import HTMLParser
 from urllib.parse import parse_qsl, urljoin, urlsplit
@@ -37,6 +36,8 @@ from ckanapi import RemoteCKAN
 from rdflib import Graph, Literal, Namespace, URIRef
 from rdflib.compare import graph_diff, isomorphic, to_isomorphic
 from rdflib.namespace import RDF, XSD
+
+from harness import Report, run_sections
 
 URL = os.environ["CKAN_URL"].rstrip("/")
 CATALOG_URI = os.environ.get("CKAN_DCAT_CATALOG_URI", URL)
@@ -69,27 +70,6 @@ FORMATS = {
 PARSER_OF_TYPE = {ct: p for ct, p in FORMATS.values()}
 
 S = {}  # filled in as the run goes
-
-
-class Report:
-    def __init__(self):
-        self.passed = 0
-        self.failures = []
-        self.section = ""
-
-    def check(self, name, cond, detail=None):
-        if cond:
-            self.passed += 1
-        else:
-            msg = f"[{self.section}] {name}"
-            if detail is not None:
-                msg += f"\n      got: {detail!r}"[:2000]
-            self.failures.append(msg)
-            print(f"  FAIL {name}" + (f": {detail!r}"[:2000] if detail is not None else ""))
-        return bool(cond)
-
-    def eq(self, name, got, want):
-        return self.check(f"{name} == {want!r}", got == want, got)
 
 
 R = Report()
@@ -622,22 +602,9 @@ SECTIONS = [
 
 
 def main():
-    print(f"DCAT RDF acceptance against {URL} (catalog URI {CATALOG_URI}, suffix {SUFFIX})")
-    for section in SECTIONS:
-        R.section = section.__name__.removeprefix("section_")
-        print(f"- {R.section}")
-        try:
-            section()
-        except Exception as e:  # noqa: BLE001
-            R.check("section ran to the end", False, f"{type(e).__name__}: {e}")
-            traceback.print_exc()
-            if R.section == "setup":
-                break
-    print()
-    print(f"{R.passed} passed, {len(R.failures)} failed")
-    for f in R.failures:
-        print(f"  FAIL {f}")
-    return 1 if R.failures else 0
+    title = f"DCAT RDF acceptance against {URL} (catalog URI {CATALOG_URI}, suffix {SUFFIX})"
+    # Nothing can run without the data the setup creates.
+    return run_sections(R, title, SECTIONS, stop=lambda section, _e: section == "setup")
 
 
 if __name__ == "__main__":

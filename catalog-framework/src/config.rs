@@ -39,6 +39,10 @@ pub struct CatalogConfig {
     pub max_request_bytes: usize,
     /// Longest accepted string value of any dataset, group or user field, in characters.
     pub max_field_chars: usize,
+    /// Connection limits and timeouts of the HTTP server.
+    pub server: ServerConfig,
+    /// Bounds on what one request may hold (list lengths).
+    pub limits: LimitsConfig,
 }
 
 impl Default for CatalogConfig {
@@ -58,6 +62,57 @@ impl Default for CatalogConfig {
             extra_resource_fields: Vec::new(),
             max_request_bytes: 100 * 1024 * 1024,
             max_field_chars: 100_000,
+            server: ServerConfig::default(),
+            limits: LimitsConfig::default(),
+        }
+    }
+}
+
+/// `catalog.server.*`: the HTTP server's connection limits and timeouts (docs/SECURITY.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ServerConfig {
+    /// Open connections at most; the server also stays below the process's descriptor limit.
+    pub max_connections: usize,
+    /// Seconds a client has to send a request's headers.
+    pub header_read_timeout_secs: u64,
+    /// Seconds an idle keep-alive connection stays open.
+    pub keep_alive_timeout_secs: u64,
+    /// Seconds a request body may pause between two chunks.
+    pub body_read_timeout_secs: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            max_connections: 4096,
+            header_read_timeout_secs: 10,
+            keep_alive_timeout_secs: 15,
+            body_read_timeout_secs: 30,
+        }
+    }
+}
+
+/// `catalog.limits.*`: how many items the lists of one dataset may hold (docs/SECURITY.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LimitsConfig {
+    pub max_tags_per_dataset: usize,
+    pub max_resources_per_dataset: usize,
+    pub max_extras_per_dataset: usize,
+    pub max_groups_per_dataset: usize,
+    /// Items of any other list parameter (ids to act on, member lists …).
+    pub max_list_items: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig {
+            max_tags_per_dataset: 1000,
+            max_resources_per_dataset: 1000,
+            max_extras_per_dataset: 1000,
+            max_groups_per_dataset: 1000,
+            max_list_items: 10_000,
         }
     }
 }

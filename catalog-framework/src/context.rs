@@ -7,9 +7,10 @@ use serde_json::Value;
 use sqlx::AnyConnection;
 
 use crate::config::Config;
-use crate::error::{internal, not_authorized, not_found, CkanError, CkanResult};
+use crate::error::{not_authorized, not_found, CkanError, CkanResult, ErrorKind};
 use crate::registry::{Params, Registry};
 use crate::store::{Db, Store};
+use crate::store_queries::{self as q, GroupRow, Lock, PackageRow, UserRow};
 
 /// Everything shared by all requests: config, store, frozen registry, data directory.
 pub struct App {
@@ -37,13 +38,16 @@ pub struct Principal {
     pub state: String,
 }
 
-/// A file sent in a multipart body.
+/// A file sent in a multipart body, streamed to a temporary file under the data directory
+/// (removed when the last clone is dropped).
 #[derive(Debug, Clone)]
 pub struct Upload {
     pub field: String,
     pub filename: String,
     pub content_type: Option<String>,
-    pub bytes: bytes::Bytes,
+    /// Bytes received.
+    pub size: u64,
+    pub path: Arc<tempfile::TempPath>,
 }
 
 /// One top-level action call and the actions it calls in turn: one caller, one transaction.
@@ -94,18 +98,59 @@ impl ActionContext {
         self.write
     }
 
-    /// A dataset's row by id or name: from the `package_show` cache when it can be trusted
-    /// (outside write transactions), else from the store.
-    pub async fn package_row(
-        &mut self,
-        id_or_name: &str,
-    ) -> CkanResult<Option<crate::store_queries::PackageRow>> {
+    /// The lock a read takes in this call: none outside writes and on SQLite (whose write
+    /// transaction excludes every other writer), `wanted` in a PostgreSQL write transaction.
+    fn lock(&self, wanted: Lock) -> Lock {
+        if self.write && self.app.store.backend == crate::store::Backend::Postgres {
+            wanted
+        } else {
+            Lock::None
+        }
+    }
+
+    /// A dataset's row by id or name, for reading: from the `package_show` cache when it can
+    /// be trusted (outside write transactions), else from the store; in a write call the row
+    /// is share-locked until commit, so it cannot change under the call.
+    pub async fn package_row(&mut self, id_or_name: &str) -> CkanResult<Option<PackageRow>> {
         if !self.write {
             if let Some(hit) = self.app.package_cache.get(id_or_name) {
                 return Ok(Some(hit.row.clone()));
             }
         }
-        Ok(crate::store_queries::package_by_ref(self.db().await?, id_or_name).await?)
+        let lock = self.lock(Lock::Share);
+        Ok(q::package_by_ref_locked(self.db().await?, id_or_name, lock).await?)
+    }
+
+    /// A dataset's row by id or name, for changing it: locked until commit, so that concurrent
+    /// read-modify-writes of one dataset (its resources live in its record) run one after the
+    /// other and none is lost.
+    pub async fn package_for_update(&mut self, id_or_name: &str) -> CkanResult<Option<PackageRow>> {
+        let lock = self.lock(Lock::Update);
+        Ok(q::package_by_ref_locked(self.db().await?, id_or_name, lock).await?)
+    }
+
+    /// A group's or organization's row, for reading (share-locked in a write call).
+    pub async fn group_row(&mut self, id_or_name: &str) -> CkanResult<Option<GroupRow>> {
+        let lock = self.lock(Lock::Share);
+        Ok(q::group_by_ref_locked(self.db().await?, id_or_name, lock).await?)
+    }
+
+    /// A group's or organization's row, for changing it or its memberships (locked until commit).
+    pub async fn group_for_update(&mut self, id_or_name: &str) -> CkanResult<Option<GroupRow>> {
+        let lock = self.lock(Lock::Update);
+        Ok(q::group_by_ref_locked(self.db().await?, id_or_name, lock).await?)
+    }
+
+    /// A user's row, for reading (share-locked in a write call).
+    pub async fn user_row(&mut self, id_or_name: &str) -> CkanResult<Option<UserRow>> {
+        let lock = self.lock(Lock::Share);
+        Ok(q::user_by_ref_locked(self.db().await?, id_or_name, lock).await?)
+    }
+
+    /// A user's row, for changing it (locked until commit).
+    pub async fn user_for_update(&mut self, id_or_name: &str) -> CkanResult<Option<UserRow>> {
+        let lock = self.lock(Lock::Update);
+        Ok(q::user_by_ref_locked(self.db().await?, id_or_name, lock).await?)
     }
 
     /// The connection of this call: a transaction if the call writes.
@@ -168,6 +213,7 @@ impl ActionContext {
             .action(action)
             .cloned()
             .ok_or_else(|| not_found("Action function not found"))?;
+        crate::params::reject_nul(&params)?;
         if !act.side_effect_free() {
             self.begin_write().await;
         }
@@ -175,14 +221,48 @@ impl ActionContext {
     }
 
     /// Runs a top-level action call and commits its transaction when it succeeds.
-    pub async fn run_top(mut self, action: &str, params: Params) -> CkanResult<Value> {
+    ///
+    /// A call that lost a race in the store (a deadlock, a serialization failure, a unique key
+    /// taken by a concurrent commit) was rolled back whole; it runs again, from the start and
+    /// in a new transaction, so it sees the winner's write: a name taken meanwhile then gets
+    /// the action's own validation message instead of a database error.
+    pub async fn run_top(self, action: &str, params: Params) -> CkanResult<Value> {
+        let app = self.app.clone();
+        let user = self.user.clone();
+        let ignore_auth = self.ignore_auth;
+        let uploads = self.uploads.clone();
+        let mut ctx = self;
+        let mut attempt = 0u32;
+        loop {
+            match ctx.run_once(action, params.clone()).await {
+                Err(e) if e.kind == ErrorKind::Conflict && attempt < CONFLICT_RETRIES => {
+                    attempt += 1;
+                    tracing::debug!(action, attempt, "store conflict: running the call again");
+                    tokio::time::sleep(retry_delay(attempt)).await;
+                    ctx = ActionContext::new(app.clone(), user.clone());
+                    ctx.ignore_auth = ignore_auth;
+                    ctx.uploads = uploads.clone();
+                }
+                Err(e) if e.kind == ErrorKind::Conflict => {
+                    tracing::warn!(
+                        action,
+                        "store conflict persisted after {CONFLICT_RETRIES} retries"
+                    );
+                    return Err(crate::error::validation_message(
+                        "The data was changed by another request at the same time; please try again",
+                    ));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn run_once(mut self, action: &str, params: Params) -> CkanResult<Value> {
         let result = self.call(action, params).await;
         match result {
             Ok(v) => {
                 let db = std::mem::take(&mut self.db);
-                db.commit()
-                    .await
-                    .map_err(|e| internal(format!("commit: {e}")))?;
+                db.commit().await.map_err(CkanError::from)?;
                 if self.write {
                     // Let the next writer in, then bring the index up to this write before
                     // answering (read-your-writes). A failure leaves the outbox for a retry.
@@ -197,4 +277,15 @@ impl ActionContext {
             Err(e) => Err(e),
         }
     }
+}
+
+/// How often a call that lost a race in the store runs again before giving up.
+const CONFLICT_RETRIES: u32 = 10;
+
+/// A short, growing, jittered pause before running a call again, so that racing calls
+/// spread out instead of colliding again.
+fn retry_delay(attempt: u32) -> std::time::Duration {
+    let base = 2u64 << attempt.min(6);
+    let jitter = rand::random::<u64>() % base;
+    std::time::Duration::from_millis(base + jitter)
 }

@@ -14,6 +14,12 @@ pub enum ErrorKind {
     Search,
     SearchIndex,
     Internal,
+    /// The call lost a race in the store (deadlock, serialization failure, a unique key taken
+    /// by a concurrent commit) and was rolled back. [`ActionContext::run_top`] runs such a call
+    /// again; it reaches a client only if the race persists.
+    ///
+    /// [`ActionContext::run_top`]: crate::context::ActionContext::run_top
+    Conflict,
 }
 
 impl ErrorKind {
@@ -28,6 +34,7 @@ impl ErrorKind {
             ErrorKind::Search => ("Search Error", StatusCode::CONFLICT),
             ErrorKind::SearchIndex => ("Search Index Error", StatusCode::INTERNAL_SERVER_ERROR),
             ErrorKind::Internal => ("Internal Server Error", StatusCode::INTERNAL_SERVER_ERROR),
+            ErrorKind::Conflict => ("Validation Error", StatusCode::CONFLICT),
         }
     }
 }
@@ -118,6 +125,18 @@ pub fn internal(detail: impl std::fmt::Display) -> CkanError {
 
 impl From<sqlx::Error> for CkanError {
     fn from(e: sqlx::Error) -> Self {
+        if let sqlx::Error::Database(db) = &e {
+            // A backstop: strings are checked at decoding, but a value the store cannot hold
+            // (PostgreSQL: a NUL, an invalid byte sequence) is the caller's fault, not ours.
+            let code = db.code();
+            if matches!(code.as_deref(), Some("22021" | "22P05")) {
+                return validation_message(crate::params::NUL_MESSAGE);
+            }
+            if is_conflict(code.as_deref()) {
+                tracing::debug!(error = %db, "store conflict");
+                return with_message(ErrorKind::Conflict, "Conflict".into());
+            }
+        }
         internal(format!("database: {e}"))
     }
 }
@@ -126,6 +145,15 @@ impl From<serde_json::Error> for CkanError {
     fn from(e: serde_json::Error) -> Self {
         internal(format!("json: {e}"))
     }
+}
+
+/// Database errors that mean "lost a race": PostgreSQL's unique violation, serialization
+/// failure and deadlock; SQLite's busy and unique/primary-key constraint codes.
+fn is_conflict(code: Option<&str>) -> bool {
+    matches!(
+        code,
+        Some("23505" | "40001" | "40P01" | "5" | "261" | "517" | "2067" | "1555")
+    )
 }
 
 #[derive(Default, Debug)]

@@ -3,12 +3,15 @@
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use axum::body::Body;
-use axum::extract::{FromRequest, Path, Request, State};
-use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
+use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, get};
 use axum::Router;
+use futures::StreamExt;
 use serde_json::{json, Map, Value};
 
 use crate::context::{ActionContext, AppState, Principal, Upload};
@@ -18,16 +21,15 @@ use crate::registry::Params;
 const JSON_TYPE: &str = "application/json;charset=utf-8";
 
 /// The full router: the Action API, `/api` version probes, and every plugin's routes.
+///
+/// Under `/api` every answer is JSON: unknown paths and methods included. Request bodies are
+/// bounded by `catalog.max_request_bytes` in [`decode_request`], uploads included (axum's own
+/// default limit is off), and a panicking handler answers a JSON 500 instead of dropping the
+/// connection.
 pub fn router(app: AppState) -> Router {
     let mut r: Router<AppState> = Router::new()
-        .route(
-            "/api/3/action/{name}",
-            get(action_handler).post(action_handler),
-        )
-        .route(
-            "/api/action/{name}",
-            get(action_handler).post(action_handler),
-        )
+        .route("/api/3/action/{*name}", any(action_handler))
+        .route("/api/action/{*name}", any(action_handler))
         .route(
             "/api",
             get(|| async { json_response(StatusCode::OK, &json!({"version": 1})) }),
@@ -36,20 +38,49 @@ pub fn router(app: AppState) -> Router {
             "/api/",
             get(|| async { json_response(StatusCode::OK, &json!({"version": 1})) }),
         )
-        .route("/api/{version}", get(api_version))
-        .route("/api/{version}/", get(api_version));
+        .route("/api/{*rest}", any(api_version));
     for extra in app.registry.routes() {
         r = r.merge(extra.clone());
     }
-    r.with_state(app)
+    r.method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::disable())
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            |_: Box<dyn std::any::Any + Send>| {
+                tracing::error!("a request handler panicked");
+                json_response(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    &json!({"success": false, "error": {"__type": "Internal Server Error", "message": "Internal Server Error"}}),
+                )
+            },
+        ))
+        .with_state(app)
 }
 
-async fn api_version(Path(version): Path<String>) -> Response {
-    match version.as_str() {
-        "1" | "2" | "3" => json_response(
+/// 405 with `Allow`; under `/api` in CKAN's bare JSON string.
+async fn method_not_allowed(uri: Uri) -> Response {
+    if uri.path().starts_with("/api") {
+        let mut r = bare_error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Bad request: Method not allowed. Please use GET or POST",
+        );
+        r.headers_mut()
+            .insert(header::ALLOW, header::HeaderValue::from_static("GET, POST"));
+        r
+    } else {
+        (StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed").into_response()
+    }
+}
+
+/// `/api/1`, `/api/2`, `/api/3` (with or without a trailing slash) name the API version; every
+/// other path under `/api` that no route serves is a JSON 404.
+async fn api_version(method: Method, uri: Uri) -> Response {
+    let version = uri.path().trim_start_matches("/api/").trim_end_matches('/');
+    match version {
+        "1" | "2" | "3" if method == Method::GET || method == Method::HEAD => json_response(
             StatusCode::OK,
             &json!({"version": version.parse::<u8>().unwrap_or(3)}),
         ),
+        "1" | "2" | "3" => method_not_allowed(uri).await,
         _ => bare_error(StatusCode::NOT_FOUND, "Not found"),
     }
 }
@@ -172,6 +203,136 @@ fn content_type(headers: &HeaderMap) -> String {
         .to_ascii_lowercase()
 }
 
+/// Reads a whole request body, at most `limit` bytes, waiting at most `pause` for each chunk.
+async fn read_body(body: Body, limit: usize, pause: Duration) -> Result<bytes::Bytes, BadRequest> {
+    let mut stream = body.into_data_stream();
+    let mut out = bytes::BytesMut::new();
+    loop {
+        let chunk = tokio::time::timeout(pause, stream.next())
+            .await
+            .map_err(|_| BadRequest::timeout())?;
+        match chunk {
+            None => return Ok(out.freeze()),
+            Some(Ok(c)) => {
+                if out.len() + c.len() > limit {
+                    return Err(BadRequest::too_large());
+                }
+                out.extend_from_slice(&c);
+            }
+            Some(Err(e)) => {
+                return Err(BadRequest(
+                    StatusCode::BAD_REQUEST,
+                    format!("Bad request: {e}"),
+                ))
+            }
+        }
+    }
+}
+
+impl BadRequest {
+    fn too_large() -> BadRequest {
+        BadRequest(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "Bad request: request body too large".into(),
+        )
+    }
+
+    fn timeout() -> BadRequest {
+        BadRequest(
+            StatusCode::REQUEST_TIMEOUT,
+            "Bad request: the request body stopped arriving".into(),
+        )
+    }
+
+    fn multipart(e: impl std::fmt::Display) -> BadRequest {
+        BadRequest(StatusCode::BAD_REQUEST, format!("Bad request: {e}"))
+    }
+}
+
+/// A multipart body: fields in memory (bounded), files streamed to temporary files under the
+/// data directory, never whole in memory.
+async fn decode_multipart(
+    app: &AppState,
+    req: Request,
+    limit: usize,
+    pause: Duration,
+) -> Result<(Params, Vec<Upload>), BadRequest> {
+    let mut mp = axum::extract::Multipart::from_request(req, app)
+        .await
+        .map_err(BadRequest::multipart)?;
+    let mut fields = Vec::new();
+    let mut uploads = Vec::new();
+    let mut total = 0usize;
+    let tmp_dir = app.data_dir.join("tmp");
+    loop {
+        let next = tokio::time::timeout(pause, mp.next_field())
+            .await
+            .map_err(|_| BadRequest::timeout())?
+            .map_err(BadRequest::multipart)?;
+        let Some(mut field) = next else { break };
+        let name = field.name().unwrap_or("").to_string();
+        let filename = field.file_name().map(str::to_string);
+        let ctype = field.content_type().map(str::to_string);
+        match filename {
+            Some(filename) => {
+                tokio::fs::create_dir_all(&tmp_dir)
+                    .await
+                    .map_err(|e| BadRequest::multipart(crate::error::internal(e)))?;
+                let temp = tempfile::NamedTempFile::new_in(&tmp_dir)
+                    .map_err(|e| BadRequest::multipart(crate::error::internal(e)))?
+                    .into_temp_path();
+                let mut file = tokio::fs::File::create(&temp)
+                    .await
+                    .map_err(|e| BadRequest::multipart(crate::error::internal(e)))?;
+                let mut size = 0u64;
+                loop {
+                    let chunk = tokio::time::timeout(pause, field.chunk())
+                        .await
+                        .map_err(|_| BadRequest::timeout())?
+                        .map_err(BadRequest::multipart)?;
+                    let Some(chunk) = chunk else { break };
+                    total += chunk.len();
+                    if total > limit {
+                        return Err(BadRequest::too_large());
+                    }
+                    size += chunk.len() as u64;
+                    tokio::io::AsyncWriteExt::write_all(&mut file, &chunk)
+                        .await
+                        .map_err(|e| BadRequest::multipart(crate::error::internal(e)))?;
+                }
+                tokio::io::AsyncWriteExt::flush(&mut file)
+                    .await
+                    .map_err(|e| BadRequest::multipart(crate::error::internal(e)))?;
+                fields.push((name.clone(), filename.clone()));
+                uploads.push(Upload {
+                    field: name,
+                    filename,
+                    content_type: ctype,
+                    size,
+                    path: std::sync::Arc::new(temp),
+                });
+            }
+            None => {
+                let mut value = Vec::new();
+                loop {
+                    let chunk = tokio::time::timeout(pause, field.chunk())
+                        .await
+                        .map_err(|_| BadRequest::timeout())?
+                        .map_err(BadRequest::multipart)?;
+                    let Some(chunk) = chunk else { break };
+                    total += chunk.len();
+                    if total > limit {
+                        return Err(BadRequest::too_large());
+                    }
+                    value.extend_from_slice(&chunk);
+                }
+                fields.push((name, String::from_utf8_lossy(&value).into_owned()));
+            }
+        }
+    }
+    Ok((form_to_params(fields)?, uploads))
+}
+
 async fn decode_request(
     app: &AppState,
     side_effect_free: bool,
@@ -181,52 +342,13 @@ async fn decode_request(
     let query = req.uri().query().unwrap_or("").to_string();
     let ctype = content_type(req.headers());
     let limit = app.config.catalog.max_request_bytes;
-    let too_large = || {
-        BadRequest(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "Bad request: request body too large".into(),
-        )
-    };
+    let pause = Duration::from_secs(app.config.catalog.server.body_read_timeout_secs.max(1));
 
     if ctype.starts_with("multipart/form-data") {
-        let mut mp = axum::extract::Multipart::from_request(req, app)
-            .await
-            .map_err(|e| BadRequest(StatusCode::BAD_REQUEST, format!("Bad request: {e}")))?;
-        let mut fields = Vec::new();
-        let mut uploads = Vec::new();
-        let mut total = 0usize;
-        while let Some(field) = mp
-            .next_field()
-            .await
-            .map_err(|e| BadRequest(StatusCode::BAD_REQUEST, format!("Bad request: {e}")))?
-        {
-            let name = field.name().unwrap_or("").to_string();
-            let filename = field.file_name().map(str::to_string);
-            let ctype = field.content_type().map(str::to_string);
-            let bytes = field.bytes().await.map_err(|_| too_large())?;
-            total += bytes.len();
-            if total > limit {
-                return Err(too_large());
-            }
-            match filename {
-                Some(filename) => {
-                    fields.push((name.clone(), filename.clone()));
-                    uploads.push(Upload {
-                        field: name,
-                        filename,
-                        content_type: ctype,
-                        bytes,
-                    });
-                }
-                None => fields.push((name, String::from_utf8_lossy(&bytes).into_owned())),
-            }
-        }
-        return Ok((form_to_params(fields)?, uploads));
+        return decode_multipart(app, req, limit, pause).await;
     }
 
-    let body = axum::body::to_bytes(req.into_body(), limit)
-        .await
-        .map_err(|_| too_large())?;
+    let body = read_body(req.into_body(), limit, pause).await?;
     if ctype.starts_with("application/x-www-form-urlencoded") && method == Method::POST {
         let fields = form_urlencoded::parse(&body)
             .map(|(k, v)| (k.into_owned(), v.into_owned()))
@@ -257,18 +379,49 @@ pub async fn identify(app: &AppState, headers: &HeaderMap) -> Option<Principal> 
         .flatten()
 }
 
-async fn action_handler(
-    State(app): State<AppState>,
-    Path(name): Path<String>,
-    req: Request,
-) -> Response {
+/// The action name of `/api/3/action/<name>`, decoded leniently: a name that is not valid
+/// UTF-8 (or holds a slash) is simply not a known action.
+fn action_name(uri: &Uri) -> String {
+    let raw = uri.path().rsplit_once("/action/").map_or("", |(_, n)| n);
+    let bytes: Vec<u8> = percent_decode(raw.as_bytes());
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn percent_decode(s: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            s[i],
+            s.get(i + 1).and_then(|b| hex(*b)),
+            s.get(i + 2).and_then(|b| hex(*b)),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+async fn action_handler(State(app): State<AppState>, req: Request) -> Response {
+    let name = action_name(req.uri());
+    if req.method() != Method::GET && req.method() != Method::POST && req.method() != Method::HEAD {
+        return method_not_allowed(req.uri().clone()).await;
+    }
     let Some(action) = app.registry.action(&name).cloned() else {
         return bare_error(
             StatusCode::BAD_REQUEST,
             &format!("Bad request: Action name not known: {name}"),
         );
     };
-    let is_get = req.method() == Method::GET;
+    let is_get = req.method() != Method::POST;
     if is_get && !action.side_effect_free() {
         return bare_error(
             StatusCode::BAD_REQUEST,
@@ -288,7 +441,20 @@ async fn action_handler(
     let headers = req.headers().clone();
     let (mut params, uploads) = match decode_request(&app, action.side_effect_free(), req).await {
         Ok(x) => x,
-        Err(BadRequest(status, msg)) => return bare_error(status, &msg),
+        Err(BadRequest(status, msg)) => {
+            let mut r = bare_error(status, &msg);
+            if matches!(
+                status,
+                StatusCode::PAYLOAD_TOO_LARGE | StatusCode::REQUEST_TIMEOUT
+            ) {
+                // The rest of the body is not read: the connection cannot carry another request.
+                r.headers_mut().insert(
+                    header::CONNECTION,
+                    header::HeaderValue::from_static("close"),
+                );
+            }
+            return r;
+        }
     };
     // JSONP (and any `callback` in the data) runs as anonymous, as CKAN does.
     let anonymous = params.remove("callback").is_some();
@@ -323,11 +489,13 @@ fn html_escape(s: &str) -> String {
         .replace('\'', "&#x27;")
 }
 
-/// Serves the router on a bound listener until the process ends.
+/// Serves the router on a bound listener until the process ends, with the connection limits
+/// and timeouts of `catalog.server.*` (see [`crate::server`]).
 pub async fn serve(app: AppState, listener: tokio::net::TcpListener) -> std::io::Result<()> {
     let sync = crate::search::indexer::spawn_background_sync(app.clone());
+    let limits = crate::server::ServerLimits::from_config(&app.config.catalog.server);
     let router = router(app);
-    let result = axum::serve(listener, router).await;
+    let result = crate::server::serve(listener, router, limits).await;
     sync.abort();
     result
 }
@@ -341,6 +509,18 @@ pub type SharedApp = Arc<crate::context::App>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn action_names_decode_leniently() {
+        let uri = |s: &str| s.parse::<Uri>().unwrap();
+        assert_eq!(
+            action_name(&uri("/api/3/action/package_show")),
+            "package_show"
+        );
+        assert_eq!(action_name(&uri("/api/3/action/%FF")), "\u{FFFD}");
+        assert_eq!(action_name(&uri("/api/action/a%2Fb")), "a/b");
+        assert_eq!(action_name(&uri("/api/3/action/x/y")), "x/y");
+    }
 
     #[test]
     fn repeated_query_keys_become_lists() {

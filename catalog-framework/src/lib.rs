@@ -15,6 +15,7 @@ pub mod identity;
 pub mod params;
 pub mod registry;
 pub mod search;
+pub mod server;
 pub mod store;
 pub mod store_queries;
 pub mod time;

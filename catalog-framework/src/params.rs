@@ -116,6 +116,42 @@ pub fn str_list(p: &Params, key: &str) -> CkanResult<Option<Vec<String>>> {
     }
 }
 
+/// What a string holding a NUL character gets: no store can keep one in a text column
+/// (PostgreSQL refuses it), so it is refused at decoding, for every action.
+pub const NUL_MESSAGE: &str = "Must not contain NUL characters";
+
+/// Refuses parameters with a NUL character in any string or key, at any depth, naming the
+/// top-level parameter that holds it.
+pub fn reject_nul(p: &Params) -> CkanResult<()> {
+    let mut errs = validation();
+    for (key, v) in p {
+        if key.contains('\0') || holds_nul(v) {
+            errs.push(if key.contains('\0') { "__key" } else { key }, NUL_MESSAGE);
+        }
+    }
+    errs.finish()
+}
+
+/// True when a NUL character is in a string or key of `v`. An explicit stack, not recursion:
+/// params built by code are not bounded by the JSON decoder's depth limit.
+fn holds_nul(v: &Value) -> bool {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) if s.contains('\0') => return true,
+            Value::Array(a) => stack.extend(a),
+            Value::Object(m) => {
+                if m.keys().any(|k| k.contains('\0')) {
+                    return true;
+                }
+                stack.extend(m.values());
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,6 +159,19 @@ mod tests {
 
     fn p(v: Value) -> Params {
         v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn nul_is_refused_anywhere_with_the_top_level_key() {
+        assert!(reject_nul(&p(json!({"id": "ab", "n": [1, {"x": "y"}]}))).is_ok());
+        let e = reject_nul(&p(json!({"id": "a\0b"}))).unwrap_err();
+        assert_eq!(e.body["id"][0], NUL_MESSAGE);
+        let e = reject_nul(&p(json!({"resources": [{"name": "ok"}, {"url": "x\0"}]}))).unwrap_err();
+        assert_eq!(e.body["resources"][0], NUL_MESSAGE);
+        let e = reject_nul(&p(json!({"extras": [{"k\0": "v"}]}))).unwrap_err();
+        assert!(e.body.contains_key("extras"));
+        let e = reject_nul(&p(json!({"a\0": 1}))).unwrap_err();
+        assert!(e.body.contains_key("__key"));
     }
 
     #[test]

@@ -22,6 +22,8 @@ pub enum Backend {
 pub struct Store {
     pub pool: AnyPool,
     pub backend: Backend,
+    /// The URL the pool connects to, for components that need connections of their own.
+    pub url: String,
     /// SQLite admits one writer at a time: write actions queue here instead of failing busy.
     write_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
@@ -110,8 +112,21 @@ impl Store {
         Ok(Store {
             pool,
             backend,
+            url: url.to_string(),
             write_lock: Default::default(),
         })
+    }
+
+    /// A PostgreSQL pool of its own, beside the store's: for work that runs while an action
+    /// holds one of the store's connections (a search inside a write transaction). Sharing the
+    /// store's pool there deadlocks once every connection is held by a waiting transaction.
+    pub async fn separate_pool(&self, max_connections: u32) -> anyhow::Result<AnyPool> {
+        let opts: AnyConnectOptions = self.url.parse()?;
+        Ok(AnyPoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_with(opts)
+            .await?)
     }
 
     /// The SQLite URL of the default database file in a data directory.

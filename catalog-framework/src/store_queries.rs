@@ -122,9 +122,43 @@ pub const USER_COLS: &str =
     "id, name, email, fullname, about, password_hash, sysadmin, state, created, image_url, \
      last_active, email_notifications, plugin_extras";
 
+/// The row lock a read takes inside a write transaction (PostgreSQL only: on SQLite the write
+/// transaction already excludes every other writer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lock {
+    /// A plain read.
+    None,
+    /// `FOR SHARE`: the row cannot change until commit; other readers may share it.
+    Share,
+    /// `FOR UPDATE`: the row is this transaction's until commit (a read-modify-write).
+    Update,
+}
+
+impl Lock {
+    fn clause(self) -> &'static str {
+        match self {
+            Lock::None => "",
+            Lock::Share => " FOR SHARE",
+            Lock::Update => " FOR UPDATE",
+        }
+    }
+}
+
 /// A user by id or exact name.
 pub async fn user_by_ref(conn: &mut AnyConnection, r: &str) -> sqlx::Result<Option<UserRow>> {
-    let sql = format!("SELECT {USER_COLS} FROM catalog_user WHERE id = $1 OR name = $1");
+    user_by_ref_locked(conn, r, Lock::None).await
+}
+
+/// [`user_by_ref`] with a row lock.
+pub async fn user_by_ref_locked(
+    conn: &mut AnyConnection,
+    r: &str,
+    lock: Lock,
+) -> sqlx::Result<Option<UserRow>> {
+    let sql = format!(
+        "SELECT {USER_COLS} FROM catalog_user WHERE id = $1 OR name = $1{}",
+        lock.clause()
+    );
     Ok(sqlx::query(&sql)
         .bind(r)
         .fetch_optional(conn)
@@ -195,7 +229,19 @@ impl GroupRow {
 }
 
 pub async fn group_by_ref(conn: &mut AnyConnection, r: &str) -> sqlx::Result<Option<GroupRow>> {
-    let sql = format!("SELECT {GROUP_COLS} FROM catalog_group WHERE id = $1 OR name = $1");
+    group_by_ref_locked(conn, r, Lock::None).await
+}
+
+/// [`group_by_ref`] with a row lock.
+pub async fn group_by_ref_locked(
+    conn: &mut AnyConnection,
+    r: &str,
+    lock: Lock,
+) -> sqlx::Result<Option<GroupRow>> {
+    let sql = format!(
+        "SELECT {GROUP_COLS} FROM catalog_group WHERE id = $1 OR name = $1{}",
+        lock.clause()
+    );
     Ok(sqlx::query(&sql)
         .bind(r)
         .fetch_optional(conn)
@@ -242,13 +288,21 @@ pub struct PackageRow {
 }
 
 pub async fn package_by_ref(conn: &mut AnyConnection, r: &str) -> sqlx::Result<Option<PackageRow>> {
-    let row = sqlx::query(
+    package_by_ref_locked(conn, r, Lock::None).await
+}
+
+/// [`package_by_ref`] with a row lock.
+pub async fn package_by_ref_locked(
+    conn: &mut AnyConnection,
+    r: &str,
+    lock: Lock,
+) -> sqlx::Result<Option<PackageRow>> {
+    let sql = format!(
         "SELECT id, name, type, state, private, owner_org, creator_user_id, metadata_modified, data \
-         FROM package WHERE id = $1 OR name = $1 ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1",
-    )
-    .bind(r)
-    .fetch_optional(conn)
-    .await?;
+         FROM package WHERE id = $1 OR name = $1 ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1{}",
+        lock.clause()
+    );
+    let row = sqlx::query(&sql).bind(r).fetch_optional(conn).await?;
     Ok(row.map(|r| PackageRow {
         id: r.s("id"),
         name: r.s("name"),

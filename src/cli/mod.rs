@@ -120,6 +120,7 @@ pub fn main() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| "info,sqlx=warn".into()),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -142,7 +143,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve { bind } => {
             let listener = tokio::net::TcpListener::bind(bind).await?;
-            tracing::info!(%bind, "serving");
+            // The bound address (a port of 0 picks a free one): tests and scripts read it here.
+            tracing::info!(addr = %listener.local_addr()?, "listening");
             catalog_framework::http::serve(app, listener).await?;
         }
         Command::SearchIndex { command } => search_index(&app, command).await?,

@@ -83,20 +83,64 @@ pub const DEFAULT_QF: &[(&str, f32)] = &[
 /// The default field of the Lucene syntax (`df=text`).
 pub const DEFAULT_FIELD: &str = "text";
 
-/// A syntax error, with Solr-like wording.
+/// The deepest nesting of parentheses (and stacked boosts) a query may have. Every consumer
+/// of a [`Query`] walks it recursively (simplification, each backend's translation, `Drop`),
+/// so the parser is where the depth of every tree is bounded.
+pub const MAX_DEPTH: usize = 64;
+
+/// The most clauses (terms, phrases, ranges …) one query may hold: Solr's `maxClauseCount`.
+pub const MAX_CLAUSES: usize = 1024;
+
+/// The longest query text accepted, in characters.
+pub const MAX_QUERY_CHARS: usize = 65_536;
+
+/// Why a query was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QueryError(pub String);
+pub enum QueryError {
+    /// A syntax error, with Solr-like wording (CKAN answers these as a `Search Error`).
+    Syntax(String),
+    /// The query is over one of the limits above (a `Search Query Error`).
+    TooComplex(String),
+}
+
+impl QueryError {
+    pub fn message(&self) -> &str {
+        match self {
+            QueryError::Syntax(m) | QueryError::TooComplex(m) => m,
+        }
+    }
+}
 
 impl std::fmt::Display for QueryError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.message())
     }
 }
 
 type Result<T> = std::result::Result<T, QueryError>;
 
 fn err<T>(msg: impl Into<String>) -> Result<T> {
-    Err(QueryError(msg.into()))
+    Err(QueryError::Syntax(msg.into()))
+}
+
+fn too_complex<T>(msg: impl Into<String>) -> Result<T> {
+    Err(QueryError::TooComplex(msg.into()))
+}
+
+fn check_length(s: &str) -> Result<()> {
+    // Bytes bound characters from above: count only when the bytes are over the limit.
+    if s.len() > MAX_QUERY_CHARS && s.chars().count() > MAX_QUERY_CHARS {
+        return too_complex(format!(
+            "the query is longer than {MAX_QUERY_CHARS} characters"
+        ));
+    }
+    Ok(())
+}
+
+fn too_many_clauses<T>() -> Result<T> {
+    too_complex(format!(
+        "too many boolean clauses (maxClauseCount is {MAX_CLAUSES})"
+    ))
 }
 
 impl Query {
@@ -177,11 +221,14 @@ pub fn parse_q(q: &str, now: DateTime<Utc>) -> Result<Query> {
 
 /// Parses the Lucene syntax (`fq`, and `q` when it contains `:`), default operator AND.
 pub fn parse_lucene(s: &str, now: DateTime<Utc>) -> Result<Query> {
+    check_length(s)?;
     let tokens = lex(s)?;
     let mut p = Parser {
         tokens,
         pos: 0,
         now,
+        depth: 0,
+        clauses: 0,
     };
     if p.tokens.is_empty() {
         return Ok(Query::All);
@@ -199,6 +246,7 @@ pub fn parse_lucene(s: &str, now: DateTime<Utc>) -> Result<Query> {
 /// Dismax: bare words and quoted phrases (with `+`/`-`), each scored against `qf`, with
 /// CKAN's `mm = "2<-1 5<80%"` rule on the optional clauses.
 pub fn parse_dismax(s: &str, qf: &[(&str, f32)]) -> Result<Query> {
+    check_length(s)?;
     let mut must = Vec::new();
     let mut should = Vec::new();
     let mut must_not = Vec::new();
@@ -263,6 +311,9 @@ pub fn parse_dismax(s: &str, qf: &[(&str, f32)]) -> Result<Query> {
                 }
             })
             .collect();
+        if (must.len() + should.len() + must_not.len() + 1) * qf.len().max(1) > MAX_CLAUSES {
+            return too_many_clauses();
+        }
         let clause = Query::or(per_field);
         match occur {
             1 => must.push(clause),
@@ -536,6 +587,10 @@ struct Parser {
     tokens: Vec<Tok>,
     pos: usize,
     now: DateTime<Utc>,
+    /// Parentheses open at the current position.
+    depth: usize,
+    /// Clauses parsed so far.
+    clauses: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -629,6 +684,10 @@ impl Parser {
 
     /// One clause with its modifier: returns whether it is prohibited (`-`, `!`, `NOT`).
     fn clause(&mut self, field: &str) -> Result<(bool, Query)> {
+        self.clauses += 1;
+        if self.clauses > MAX_CLAUSES {
+            return too_many_clauses();
+        }
         let prohibited = match self.peek() {
             Some(Tok::Plus) => {
                 self.pos += 1;
@@ -656,9 +715,16 @@ impl Parser {
                 Some(Tok::Caret(b)) => {
                     let b = *b;
                     self.pos += 1;
-                    q = Query::Boost {
-                        query: Box::new(q),
-                        boost: b,
+                    // `x^2^3` is one boost of 6, not a tower of nested boosts.
+                    q = match q {
+                        Query::Boost { query, boost } => Query::Boost {
+                            query,
+                            boost: boost * b,
+                        },
+                        other => Query::Boost {
+                            query: Box::new(other),
+                            boost: b,
+                        },
                     };
                 }
                 Some(Tok::Tilde(n)) => {
@@ -691,10 +757,17 @@ impl Parser {
     fn atom(&mut self, field: &str) -> Result<Query> {
         match self.next() {
             Some(Tok::LParen) => {
+                self.depth += 1;
+                if self.depth > MAX_DEPTH {
+                    return too_complex(format!(
+                        "the query nests parentheses more than {MAX_DEPTH} levels deep"
+                    ));
+                }
                 let q = self.or_expr(field)?;
                 if self.next() != Some(Tok::RParen) {
                     return err("Cannot parse: Encountered \"<EOF>\", expected \")\"");
                 }
+                self.depth -= 1;
                 Ok(q)
             }
             Some(Tok::Phrase(p)) if kind(field) == FieldKind::Date => self.word(field, p, false),
@@ -755,7 +828,7 @@ impl Parser {
         if kind(field) == FieldKind::Date {
             // A date term matches that instant exactly.
             let d = parse_date_math(&text, self.now, false)
-                .ok_or_else(|| QueryError(format!("Invalid Date String:'{text}'")))?;
+                .ok_or_else(|| QueryError::Syntax(format!("Invalid Date String:'{text}'")))?;
             return Ok(Query::Range {
                 field: field.into(),
                 lower: Bound::Included(RangeValue::Date(d)),
@@ -781,7 +854,7 @@ impl Parser {
         let value = if kind(field) == FieldKind::Date {
             RangeValue::Date(
                 parse_date_math(v, self.now, upper)
-                    .ok_or_else(|| QueryError(format!("Invalid Date String:'{v}'")))?,
+                    .ok_or_else(|| QueryError::Syntax(format!("Invalid Date String:'{v}'")))?,
             )
         } else {
             RangeValue::Str(v.to_string())
@@ -1140,6 +1213,49 @@ mod tests {
     }
 
     #[test]
+    fn nesting_clauses_and_length_are_bounded() {
+        let nested = |n: usize| format!("{}name:x{}", "(".repeat(n), ")".repeat(n));
+        assert!(parse_lucene(&nested(MAX_DEPTH), now()).is_ok());
+        for q in [nested(MAX_DEPTH + 1), nested(100_000)] {
+            assert!(matches!(
+                parse_lucene(&q, now()),
+                Err(QueryError::TooComplex(_))
+            ));
+            assert!(matches!(parse_q(&q, now()), Err(QueryError::TooComplex(_))));
+        }
+        // Unbalanced deep nesting is refused by the same bound, before it can recurse.
+        let open_only = "(".repeat(10_000) + "name:x";
+        assert!(matches!(
+            parse_lucene(&open_only, now()),
+            Err(QueryError::TooComplex(_))
+        ));
+        // Stacked boosts fold into one instead of nesting.
+        let boosts = format!("name:x{}", "^2".repeat(10_000));
+        let Query::Boost { query, boost } = parse_lucene(&boosts, now()).unwrap() else {
+            panic!("one boost")
+        };
+        assert_eq!(*query, Query::term("name", "x"));
+        assert!(boost.is_infinite());
+        let many = vec!["name:x"; MAX_CLAUSES + 1].join(" OR ");
+        assert!(matches!(
+            parse_lucene(&many, now()),
+            Err(QueryError::TooComplex(_))
+        ));
+        let ok = vec!["name:x"; MAX_CLAUSES].join(" OR ");
+        assert!(parse_lucene(&ok, now()).is_ok());
+        let words = vec!["w"; MAX_CLAUSES].join(" ");
+        assert!(matches!(
+            parse_q(&words, now()),
+            Err(QueryError::TooComplex(_))
+        ));
+        let long = "a".repeat(MAX_QUERY_CHARS + 1);
+        assert!(matches!(
+            parse_q(&long, now()),
+            Err(QueryError::TooComplex(_))
+        ));
+    }
+
+    #[test]
     fn dismax_mm_and_modifiers() {
         let q = parse_q("water quality -air", now()).unwrap();
         let Query::Bool {
@@ -1157,5 +1273,129 @@ mod tests {
         assert_eq!(min_should, 2);
         assert_eq!(mm(4), 3);
         assert_eq!(mm(10), 8);
+    }
+}
+
+#[cfg(test)]
+mod proptests {
+    //! Property tests: the parser never panics or recurses without bound, whatever the input,
+    //! and what it accepts it reads back as written.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn now() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2024, 6, 15, 12, 0, 0).unwrap()
+    }
+
+    /// Nesting depth of a parsed tree.
+    fn depth(q: &Query) -> usize {
+        match q {
+            Query::Bool {
+                must,
+                should,
+                must_not,
+                ..
+            } => {
+                1 + must
+                    .iter()
+                    .chain(should)
+                    .chain(must_not)
+                    .map(depth)
+                    .max()
+                    .unwrap_or(0)
+            }
+            Query::Boost { query, .. } => 1 + depth(query),
+            _ => 1,
+        }
+    }
+
+    /// Query text made of the language's own pieces, so that most inputs reach deep into the
+    /// parser rather than failing in the lexer.
+    fn token() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("(".to_string()),
+            Just(")".to_string()),
+            Just(" AND ".to_string()),
+            Just(" OR ".to_string()),
+            Just(" NOT ".to_string()),
+            Just(" ".to_string()),
+            Just("-".to_string()),
+            Just("+".to_string()),
+            Just("!".to_string()),
+            Just("\"".to_string()),
+            Just("^2".to_string()),
+            Just("~".to_string()),
+            Just("~1".to_string()),
+            Just("*".to_string()),
+            Just("\\".to_string()),
+            Just("[a TO b]".to_string()),
+            Just("{* TO NOW-1DAY}".to_string()),
+            Just("name:".to_string()),
+            Just("tags:".to_string()),
+            Just("metadata_modified:".to_string()),
+            "[a-z]{1,6}",
+            "\\PC{1,3}",
+        ]
+    }
+
+    /// A small tree of fielded terms, printed with explicit parentheses.
+    fn tree() -> impl Strategy<Value = (String, usize)> {
+        let leaf = ("[a-z]{1,8}", prop_oneof![Just("name"), Just("tags")])
+            .prop_map(|(v, f)| (format!("{f}:{v}"), 1usize));
+        leaf.prop_recursive(6, 64, 4, |inner| {
+            (
+                prop::collection::vec(inner, 1..4),
+                prop_oneof![Just(" AND "), Just(" OR ")],
+            )
+                .prop_map(|(kids, op)| {
+                    let n = kids.iter().map(|k| k.1).sum();
+                    let text = kids
+                        .into_iter()
+                        .map(|k| format!("({})", k.0))
+                        .collect::<Vec<_>>()
+                        .join(op);
+                    (text, n)
+                })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn any_input_parses_or_fails_within_the_bounds(
+            parts in prop::collection::vec(token(), 0..200)
+        ) {
+            let s: String = parts.concat();
+            for q in [parse_lucene(&s, now()), parse_q(&s, now())].into_iter().flatten() {
+                prop_assert!(depth(&q) <= 2 * MAX_DEPTH + 2, "depth {} for {s:?}", depth(&q));
+                let mut fields = Vec::new();
+                q.fields(&mut fields);
+                prop_assert!(fields.len() <= MAX_CLAUSES * DEFAULT_QF.len());
+            }
+        }
+
+        #[test]
+        fn nesting_is_accepted_up_to_the_bound_only(n in 0usize..200) {
+            let q = format!("{}tags:x{}", "(".repeat(n), ")".repeat(n));
+            match parse_lucene(&q, now()) {
+                Ok(parsed) => {
+                    prop_assert!(n <= MAX_DEPTH);
+                    prop_assert_eq!(parsed, Query::term("tags", "x"));
+                }
+                Err(e) => {
+                    prop_assert!(n > MAX_DEPTH);
+                    prop_assert!(matches!(e, QueryError::TooComplex(_)));
+                }
+            }
+        }
+
+        #[test]
+        fn fielded_trees_keep_every_term((text, terms) in tree()) {
+            let q = parse_lucene(&text, now()).unwrap();
+            let mut fields = Vec::new();
+            q.fields(&mut fields);
+            prop_assert_eq!(fields.len(), terms);
+        }
     }
 }

@@ -126,9 +126,7 @@ async fn package_read(ctx: &mut ActionContext, data: &Params) -> CkanResult<()> 
 
 async fn group_read(ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
     let id = id_of(data, "id");
-    let g = q::group_by_ref(ctx.db().await?, &id)
-        .await?
-        .ok_or_else(|| not_found(""))?;
+    let g = ctx.group_row(&id).await?.ok_or_else(|| not_found(""))?;
     let wants_users = truthy(data.get("include_users"))
         || data.get("object_type").and_then(Value::as_str) == Some("user");
     let needs_read =
@@ -188,7 +186,7 @@ async fn check_groups(
             .and_then(Value::as_str)
             .or(g.as_str())
             .unwrap_or_default();
-        let Some(group) = q::group_by_ref(ctx.db().await?, r).await? else {
+        let Some(group) = ctx.group_row(r).await? else {
             return Err(not_found("Group was not found."));
         };
         if current.contains(&group.id) {
@@ -209,7 +207,7 @@ async fn package_create_check(ctx: &mut ActionContext, data: &Params) -> CkanRes
         .map(str::to_string);
     match owner {
         Some(org) => {
-            let g = q::group_by_ref(ctx.db().await?, &org).await?;
+            let g = ctx.group_row(&org).await?;
             // An unknown organization is the validator's to report.
             if let Some(g) = g {
                 if !authz::has_permission(ctx, &g.id, "create_dataset").await? {
@@ -230,9 +228,7 @@ async fn package_create_check(ctx: &mut ActionContext, data: &Params) -> CkanRes
 }
 
 async fn can_update_package(ctx: &mut ActionContext, id: &str) -> CkanResult<bool> {
-    let pkg = q::package_by_ref(ctx.db().await?, id)
-        .await?
-        .ok_or_else(|| not_found(""))?;
+    let pkg = ctx.package_row(id).await?.ok_or_else(|| not_found(""))?;
     if let Some(uid) = ctx.user_id().map(str::to_string) {
         if ctx.config().catalog.auth.allow_dataset_collaborators {
             let collabs = q::user_collaborations(ctx.db().await?, &uid).await?;
@@ -277,7 +273,8 @@ async fn resource_write(ctx: &mut ActionContext, data: &Params) -> CkanResult<()
 
 async fn manage_collaborators(ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
     let id = id_of(data, "id");
-    let pkg = q::package_by_ref(ctx.db().await?, &id)
+    let pkg = ctx
+        .package_row(&id)
         .await?
         .ok_or_else(|| not_found("Package not found"))?;
     let uid = ctx.user_id().unwrap_or_default().to_string();
@@ -364,7 +361,8 @@ async fn organization_delete_check(ctx: &mut ActionContext, data: &Params) -> Ck
 
 async fn member_write(ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
     let id = id_of(data, "id");
-    let g = q::group_by_ref(ctx.db().await?, &id)
+    let g = ctx
+        .group_row(&id)
         .await?
         .ok_or_else(|| not_found("Group was not found."))?;
     let perm = if !g.is_organization

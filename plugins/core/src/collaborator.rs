@@ -1,7 +1,6 @@
 //! Dataset collaborators, behind `catalog.auth.allow_dataset_collaborators`.
 
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries as q;
 use catalog_framework::time::now_iso;
 
 fn enabled(ctx: &ActionContext) -> CkanResult<()> {
@@ -33,10 +32,12 @@ pub async fn package_collaborator_create(ctx: &mut ActionContext, p: Params) -> 
             caps.join(", ")
         )));
     }
-    let pkg = q::package_by_ref(ctx.db().await?, &id)
+    let pkg = ctx
+        .package_row(&id)
         .await?
         .ok_or_else(|| not_found("Dataset not found"))?;
-    let user = q::user_by_ref(ctx.db().await?, &user_id)
+    let user = ctx
+        .user_row(&user_id)
         .await?
         .ok_or_else(|| not_found("User not found"))?;
     let mut auth = p.clone();
@@ -62,10 +63,12 @@ pub async fn package_collaborator_create(ctx: &mut ActionContext, p: Params) -> 
 
 pub async fn package_collaborator_delete(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     let (id, user_id) = (req_str(&p, "id")?, req_str(&p, "user_id")?);
-    let pkg = q::package_by_ref(ctx.db().await?, &id)
+    let pkg = ctx
+        .package_row(&id)
         .await?
         .ok_or_else(|| not_found("Package not found"))?;
-    let user = q::user_by_ref(ctx.db().await?, &user_id)
+    let user = ctx
+        .user_row(&user_id)
         .await?
         .ok_or_else(|| not_found("User not found"))?;
     let mut auth = p.clone();
@@ -88,7 +91,8 @@ pub async fn package_collaborator_delete(ctx: &mut ActionContext, p: Params) -> 
 
 pub async fn package_collaborator_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     let id = req_str(&p, "id")?;
-    let pkg = q::package_by_ref(ctx.db().await?, &id)
+    let pkg = ctx
+        .package_row(&id)
         .await?
         .ok_or_else(|| not_found("Package not found"))?;
     let mut auth = p.clone();
@@ -123,7 +127,7 @@ pub async fn package_collaborator_list_for_user(
 ) -> CkanResult<Value> {
     enabled(ctx)?;
     let id = req_str(&p, "id")?;
-    let user = q::user_by_ref(ctx.db().await?, &id).await?;
+    let user = ctx.user_row(&id).await?;
     let Some(user) = user else {
         return Err(not_authorized("Not allowed to retrieve collaborators"));
     };

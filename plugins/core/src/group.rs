@@ -23,7 +23,9 @@ pub(crate) async fn load_group(
     r: &str,
     is_org: bool,
 ) -> CkanResult<GroupRow> {
-    q::group_by_ref(ctx.db().await?, r)
+    // Locked in a write call: every writer of a group (and of its user and parent
+    // memberships) loads it here or through `group_for_update`.
+    ctx.group_for_update(r)
         .await?
         .filter(|g| g.is_organization == is_org)
         .ok_or_else(|| {
@@ -258,7 +260,7 @@ async fn apply_users_and_parents(
                 .get("capacity")
                 .and_then(Value::as_str)
                 .unwrap_or("public");
-            let Some(user) = q::user_by_ref(ctx.db().await?, name).await? else {
+            let Some(user) = ctx.user_row(name).await? else {
                 return Err(validation().field("users", "User not found").build());
             };
             upsert_member(ctx.db().await?, &g.id, "user", &user.id, cap).await?;
@@ -278,7 +280,7 @@ async fn apply_users_and_parents(
                 .or_else(|| parent.get("id"))
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let Some(pg) = q::group_by_ref(ctx.db().await?, name).await? else {
+            let Some(pg) = ctx.group_row(name).await? else {
                 return Err(validation().field("groups", "Group not found").build());
             };
             if pg.id == g.id {
@@ -296,7 +298,7 @@ async fn apply_users_and_parents(
                 .or_else(|| pk.get("name"))
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let Some(row) = q::package_by_ref(ctx.db().await?, r).await? else {
+            let Some(row) = ctx.package_for_update(r).await? else {
                 return Err(validation().field("packages", "Dataset not found").build());
             };
             upsert_member(ctx.db().await?, &g.id, "package", &row.id, "public").await?;
@@ -320,11 +322,7 @@ async fn create(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    if !name.is_empty()
-        && q::group_by_ref(ctx.db().await?, &name)
-            .await?
-            .is_some_and(|g| g.name == name)
-    {
+    if !name.is_empty() && ctx.group_row(&name).await?.is_some_and(|g| g.name == name) {
         errs.push("name", "Group name already exists in database");
     }
     let group_type = match p.get("type").and_then(Value::as_str) {
@@ -343,7 +341,7 @@ async fn create(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<
                     new_id()
                 }
                 Some(n) => {
-                    if q::group_by_ref(ctx.db().await?, &n).await?.is_some() {
+                    if ctx.group_row(&n).await?.is_some() {
                         errs.push("id", "Id already exists");
                     }
                     n
@@ -406,7 +404,8 @@ async fn update(
     merge: bool,
 ) -> CkanResult<Value> {
     let id = req_str(&p, "id")?;
-    let g = q::group_by_ref(ctx.db().await?, &id)
+    let g = ctx
+        .group_for_update(&id)
         .await?
         .filter(|g| g.is_organization == is_org)
         .ok_or_else(|| not_found("That group name or ID does not exist."))?;
@@ -425,7 +424,7 @@ async fn update(
         Some(v) if !v.is_null() => {
             catalog_plugin_schema::check_name(v, &mut errs, "name");
             let n = v.as_str().unwrap_or_default().to_string();
-            if n != g.name && q::group_by_ref(ctx.db().await?, &n).await?.is_some() {
+            if n != g.name && ctx.group_row(&n).await?.is_some() {
                 errs.push("name", "Group name already exists in database");
             }
             n
@@ -720,12 +719,12 @@ pub async fn organization_list_for_user(ctx: &mut ActionContext, p: Params) -> C
     ctx.check_access("organization_list_for_user", &p).await?;
     let user = match opt_str(&p, "id") {
         Some(r) => Some(
-            q::user_by_ref(ctx.db().await?, &r)
+            ctx.user_row(&r)
                 .await?
                 .ok_or_else(|| not_found("User not found"))?,
         ),
         None => match ctx.user_id().map(str::to_string) {
-            Some(uid) => q::user_by_ref(ctx.db().await?, &uid).await?,
+            Some(uid) => ctx.user_row(&uid).await?,
             None => None,
         },
     };
@@ -823,12 +822,13 @@ fn object_table(object_type: &str) -> CkanResult<&'static str> {
     }
 }
 
+/// The id of a member object. A dataset is locked (in a write call): its group memberships
+/// change only under its lock, whether through member_create or package_update.
 async fn resolve_object(ctx: &mut ActionContext, table: &str, r: &str) -> CkanResult<String> {
-    let conn = ctx.db().await?;
     let found = match table {
-        "package" => q::package_by_ref(conn, r).await?.map(|x| x.id),
-        "user" => q::user_by_ref(conn, r).await?.map(|x| x.id),
-        _ => q::group_by_ref(conn, r).await?.map(|x| x.id),
+        "package" => ctx.package_for_update(r).await?.map(|x| x.id),
+        "user" => ctx.user_row(r).await?.map(|x| x.id),
+        _ => ctx.group_row(r).await?.map(|x| x.id),
     };
     let label = match table {
         "package" => "Package",
@@ -852,7 +852,8 @@ pub async fn member_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Val
         req_str(&p, "object_type")?,
         req_str(&p, "capacity")?,
     );
-    let g = q::group_by_ref(ctx.db().await?, &gid)
+    let g = ctx
+        .group_for_update(&gid)
         .await?
         .ok_or_else(|| not_found("Group was not found."))?;
     let table = object_table(&otype)?;
@@ -888,7 +889,8 @@ pub async fn member_delete(ctx: &mut ActionContext, p: Params) -> CkanResult<Val
         req_str(&p, "object")?,
         req_str(&p, "object_type")?,
     );
-    let g = q::group_by_ref(ctx.db().await?, &gid)
+    let g = ctx
+        .group_for_update(&gid)
         .await?
         .ok_or_else(|| not_found("Group was not found."))?;
     let table = object_table(&otype)?;
@@ -912,14 +914,16 @@ async fn member_user(
     create: bool,
 ) -> CkanResult<Value> {
     let gid = req_str(&p, "id")?;
-    let g = q::group_by_ref(ctx.db().await?, &gid)
+    let g = ctx
+        .group_for_update(&gid)
         .await?
         .filter(|g| g.is_organization == is_org)
         .ok_or_else(|| not_found("That group name or ID does not exist."))?;
     let username = opt_str(&p, "username")
         .or_else(|| opt_str(&p, "user_id"))
         .ok_or_else(|| missing("username"))?;
-    let user = q::user_by_ref(ctx.db().await?, &username)
+    let user = ctx
+        .user_row(&username)
         .await?
         .ok_or_else(|| validation().field("username", "User not found").build())?;
     let mut m = Params::new();
@@ -957,9 +961,7 @@ pub async fn organization_member_delete(ctx: &mut ActionContext, p: Params) -> C
 
 pub async fn member_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     let gid = req_str(&p, "id")?;
-    let g = q::group_by_ref(ctx.db().await?, &gid)
-        .await?
-        .ok_or_else(|| not_found(""))?;
+    let g = ctx.group_row(&gid).await?.ok_or_else(|| not_found(""))?;
     let mut auth = p.clone();
     auth.insert("id".into(), json!(g.id));
     ctx.check_access("member_list", &auth).await?;

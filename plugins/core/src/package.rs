@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries::{self as q, PackageRow};
+use catalog_framework::store_queries::PackageRow;
 use catalog_framework::time::now_iso;
 
 use crate::dictize::package_dict;
@@ -37,8 +37,10 @@ pub(crate) fn new_id() -> String {
 }
 
 /// The dataset named by `id` (or `name_or_id`), or 404.
+/// In a write call the row is locked until commit: every caller of `load` changes the dataset
+/// or reads it back after changing it.
 pub(crate) async fn load(ctx: &mut ActionContext, r: &str) -> CkanResult<PackageRow> {
-    q::package_by_ref(ctx.db().await?, r)
+    ctx.package_for_update(r)
         .await?
         .ok_or_else(|| not_found("Package was not found."))
 }
@@ -64,9 +66,7 @@ pub async fn package_show(ctx: &mut ActionContext, p: Params) -> CkanResult<Valu
     };
     let row = match &cached {
         Some(hit) => hit.row.clone(),
-        None => q::package_by_ref(ctx.db().await?, &id)
-            .await?
-            .ok_or_else(|| not_found(""))?,
+        None => ctx.package_row(&id).await?.ok_or_else(|| not_found(""))?,
     };
     let mut auth = Params::new();
     auth.insert("id".into(), json!(row.id));
@@ -110,7 +110,8 @@ async fn resolve_owner_org(
         }
         return Ok(None);
     };
-    let org = q::group_by_ref(ctx.db().await?, &raw)
+    let org = ctx
+        .group_row(&raw)
         .await?
         .filter(|g| g.is_organization && g.state != "deleted");
     let Some(org) = org else {
@@ -294,7 +295,7 @@ async fn resolve_groups(ctx: &mut ActionContext, groups: &Value) -> CkanResult<V
             .and_then(Value::as_str)
             .or(g.as_str());
         if let Some(r) = r {
-            if let Some(row) = q::group_by_ref(ctx.db().await?, r).await? {
+            if let Some(row) = ctx.group_row(r).await? {
                 if !row.is_organization && row.state == "active" && !ids.contains(&row.id) {
                     ids.push(row.id);
                 }
@@ -503,10 +504,7 @@ pub async fn package_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
         }
         Some(given) => {
             let norm = catalog_plugin_schema::uuid_parse(given).unwrap_or_default();
-            if q::package_by_ref(ctx.db().await?, &norm)
-                .await?
-                .is_some_and(|r| r.id == norm)
-            {
+            if ctx.package_row(&norm).await?.is_some_and(|r| r.id == norm) {
                 errs.push("id", "Dataset id already exists");
             }
             norm
@@ -730,7 +728,8 @@ pub async fn package_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Val
 
 pub async fn package_delete(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     let r = req_str(&p, "id")?;
-    let row = q::package_by_ref(ctx.db().await?, &r)
+    let row = ctx
+        .package_for_update(&r)
         .await?
         .ok_or_else(|| not_found(""))?;
     let mut auth = Params::new();
@@ -763,7 +762,8 @@ pub async fn package_delete(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
 
 pub async fn dataset_purge(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     let r = req_str(&p, "id")?;
-    let row = q::package_by_ref(ctx.db().await?, &r)
+    let row = ctx
+        .package_for_update(&r)
         .await?
         .ok_or_else(|| not_found("Dataset was not found"))?;
     ctx.check_access("dataset_purge", &p).await?;
@@ -856,7 +856,7 @@ pub async fn package_owner_org_update(ctx: &mut ActionContext, p: Params) -> Cka
     {
         None => None,
         Some(o) => Some(
-            q::group_by_ref(ctx.db().await?, o)
+            ctx.group_row(o)
                 .await?
                 .filter(|g| g.is_organization)
                 .ok_or_else(|| not_found("Organization was not found."))?
@@ -877,14 +877,15 @@ async fn bulk(
 ) -> CkanResult<Value> {
     let datasets = str_list(&p, "datasets")?.ok_or_else(|| missing("datasets"))?;
     let org_id = req_str(&p, "org_id")?;
-    let org = q::group_by_ref(ctx.db().await?, &org_id)
+    let org = ctx
+        .group_row(&org_id)
         .await?
         .ok_or_else(|| not_found("Organization was not found."))?;
     let mut auth = p.clone();
     auth.insert("org_id".into(), json!(org.id));
     ctx.check_access(action, &auth).await?;
     for id in datasets {
-        let row = q::package_by_ref(ctx.db().await?, &id).await?;
+        let row = ctx.package_for_update(&id).await?;
         let Some(row) =
             row.filter(|r| r.id == id && r.owner_org.as_deref() == Some(org.id.as_str()))
         else {

@@ -44,20 +44,20 @@ async fn resource_package(ctx: &mut ActionContext, id: &str) -> CkanResult<Strin
 async fn take_upload(
     ctx: &mut ActionContext,
     resource: &mut Map<String, Value>,
-) -> CkanResult<Option<(String, bytes::Bytes)>> {
+) -> CkanResult<Option<(String, Upload)>> {
     let Some(up) = ctx.uploads.iter().find(|u| u.field == "upload").cloned() else {
         return Ok(None);
     };
     let filename = munge_filename(&up.filename);
     resource.insert("url".into(), json!(filename));
     resource.insert("url_type".into(), json!("upload"));
-    resource.insert("size".into(), json!(up.bytes.len()));
+    resource.insert("size".into(), json!(up.size));
     resource.insert(
         "last_modified".into(),
         json!(catalog_framework::time::now_iso()),
     );
     resource.remove("upload");
-    Ok(Some((filename, up.bytes)))
+    Ok(Some((filename, up)))
 }
 
 /// CKAN's `resource_create` / `resource_update` with file storage on: a resource given without a
@@ -66,7 +66,7 @@ async fn take_upload(
 fn guess_mimetype(
     resource: &mut Map<String, Value>,
     given_url: Option<&str>,
-    upload: Option<&(String, bytes::Bytes)>,
+    upload: Option<&(String, Upload)>,
 ) {
     if resource.contains_key("mimetype") {
         return;
@@ -79,16 +79,20 @@ fn guess_mimetype(
     }
 }
 
+/// Copies an upload's temporary file into place (a copy, not a move: a call run again after a
+/// store conflict stores the same upload again).
 async fn store_file(
     data_dir: std::path::PathBuf,
     resource_id: &str,
-    bytes: &bytes::Bytes,
+    upload: &Upload,
 ) -> CkanResult<()> {
     let path = upload_path(&data_dir, resource_id);
     if let Some(dir) = path.parent() {
         tokio::fs::create_dir_all(dir).await.map_err(internal)?;
     }
-    tokio::fs::write(&path, bytes).await.map_err(internal)?;
+    tokio::fs::copy(upload.path.as_ref(), &path)
+        .await
+        .map_err(internal)?;
     Ok(())
 }
 
@@ -140,8 +144,8 @@ pub async fn resource_create(ctx: &mut ActionContext, p: Params) -> CkanResult<V
     let shown = update_resources(ctx, &pkg_id, resources)
         .await
         .map_err(last_resource_error)?;
-    if let Some((_, bytes)) = upload {
-        store_file(ctx.app.data_dir.clone(), &new_id, &bytes).await?;
+    if let Some((_, up)) = upload {
+        store_file(ctx.app.data_dir.clone(), &new_id, &up).await?;
     }
     find_resource(&shown, &new_id)
 }
@@ -277,8 +281,8 @@ async fn resource_update_inner(
                 _ => e,
             }
         })?;
-    if let Some((_, bytes)) = upload {
-        store_file(ctx.app.data_dir.clone(), &id, &bytes).await?;
+    if let Some((_, up)) = upload {
+        store_file(ctx.app.data_dir.clone(), &id, &up).await?;
     }
     find_resource(&shown, &id)
 }

@@ -4,7 +4,7 @@
 use catalog_framework::authz::user_labels;
 use catalog_framework::error::{search_error, search_query_error};
 use catalog_framework::prelude::*;
-use catalog_framework::search::query::{parse_dismax, parse_lucene, parse_q};
+use catalog_framework::search::query::{parse_dismax, parse_lucene, parse_q, QueryError};
 use chrono::Utc;
 
 use crate::licenses;
@@ -264,10 +264,15 @@ fn parse_qf(qf: &str) -> Vec<(String, f32)> {
         .collect()
 }
 
-fn query_error(e: impl std::fmt::Display) -> CkanError {
-    search_error(format!(
-        "'Search engine returned an error running query: {e}'"
-    ))
+/// A syntax error is Solr's error in CKAN (`Search Error`, 409); a query over our limits is
+/// refused before any engine sees it (`Search Query Error`, 400).
+fn query_error(e: QueryError) -> CkanError {
+    match e {
+        QueryError::Syntax(m) => search_error(format!(
+            "'Search engine returned an error running query: {m}'"
+        )),
+        QueryError::TooComplex(m) => search_query_error(m),
+    }
 }
 
 /// Builds the request with CKAN's filters, runs it and shapes the result.

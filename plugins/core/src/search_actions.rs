@@ -757,9 +757,7 @@ pub async fn group_package_show(ctx: &mut ActionContext, p: Params) -> CkanResul
         },
         Some(_) => return Err(bad_limit()),
     };
-    let g = q::group_by_ref(ctx.db().await?, &id)
-        .await?
-        .ok_or_else(|| not_found(""))?;
+    let g = ctx.group_row(&id).await?.ok_or_else(|| not_found(""))?;
     let mut auth = p.clone();
     auth.insert("id".into(), json!(g.id));
     ctx.check_access("group_show", &auth).await?;

@@ -194,7 +194,8 @@ pub async fn user_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value
     .bind(truthy(p.get("activity_streams_email_notifications")))
     .execute(ctx.db().await?)
     .await?;
-    let u = q::user_by_ref(ctx.db().await?, &id)
+    let u = ctx
+        .user_row(&id)
         .await?
         .ok_or_else(|| internal("user vanished"))?;
     let mut out = sorted(user_dict(&u, 0, true));
@@ -213,7 +214,8 @@ pub async fn user_show(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> 
             .map(str::to_string)
             .ok_or_else(|| not_found("User not found"))?,
     };
-    let u = q::user_by_ref(ctx.db().await?, &r)
+    let u = ctx
+        .user_row(&r)
         .await?
         .ok_or_else(|| not_found("User not found"))?;
     let include_datasets = bool_param(&p, "include_datasets", false)?;
@@ -312,7 +314,8 @@ pub async fn user_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> 
 
 async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<Value> {
     let r = req_str(&p, "id")?;
-    let u = q::user_by_ref(ctx.db().await?, &r)
+    let u = ctx
+        .user_for_update(&r)
         .await?
         .ok_or_else(|| not_found("User was not found."))?;
     let mut auth = p.clone();
@@ -381,7 +384,8 @@ async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<V
     .bind(sysadmin)
     .execute(ctx.db().await?)
     .await?;
-    let u = q::user_by_ref(ctx.db().await?, &u.id)
+    let u = ctx
+        .user_row(&u.id)
         .await?
         .ok_or_else(|| internal("user vanished"))?;
     Ok(Value::Object(show_user(ctx, &u).await?))
@@ -397,7 +401,8 @@ pub async fn user_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Value>
 pub async fn user_delete(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     let r = req_str(&p, "id")?;
     ctx.check_access("user_delete", &p).await?;
-    let u = q::user_by_ref(ctx.db().await?, &r)
+    let u = ctx
+        .user_for_update(&r)
         .await?
         .ok_or_else(|| not_found(format!("User \"{r}\" was not found.")))?;
     let conn = ctx.db().await?;
@@ -443,7 +448,8 @@ pub async fn api_token_create(ctx: &mut ActionContext, p: Params) -> CkanResult<
     }
     errs.finish()?;
     let (user, name) = (req_str(&p, "user")?, req_str(&p, "name")?);
-    let u = q::user_by_ref(ctx.db().await?, &user)
+    let u = ctx
+        .user_row(&user)
         .await?
         .ok_or_else(|| not_found("User not found"))?;
     let mut auth = p.clone();
@@ -480,7 +486,8 @@ pub async fn api_token_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
     let mut auth = p.clone();
     auth.insert("user_id".into(), json!(r));
     ctx.check_access("api_token_list", &auth).await?;
-    let u = q::user_by_ref(ctx.db().await?, &r)
+    let u = ctx
+        .user_row(&r)
         .await?
         .ok_or_else(|| not_found("User not found"))?;
     let rows = sqlx::query("SELECT id, name, user_id, created_at, last_access FROM api_token WHERE user_id = $1 ORDER BY created_at, id")

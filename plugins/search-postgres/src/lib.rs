@@ -49,8 +49,13 @@ pub struct PostgresFactory;
 #[async_trait]
 impl SearchBackendFactory for PostgresFactory {
     async fn open(&self, init: SearchBackendInit) -> anyhow::Result<Arc<dyn SearchBackend>> {
+        // Connections of its own: searches run inside actions that hold a store connection.
+        let pool = match init.store.backend {
+            catalog_framework::store::Backend::Postgres => init.store.separate_pool(8).await?,
+            catalog_framework::store::Backend::Sqlite => init.store.pool.clone(),
+        };
         Ok(Arc::new(
-            PostgresBackend::open(init.store.pool, init.store.backend).await?,
+            PostgresBackend::open(pool, init.store.backend).await?,
         ))
     }
 }

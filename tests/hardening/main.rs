@@ -1,0 +1,7 @@
+//! Hardening tests against the real `catalog` binary, on SQLite and on PostgreSQL: hostile
+//! input (a bounded HTTP fuzz run), parallel writers, `kill -9` during a write burst, and the
+//! HTTP server's limits. Issue: "no crash, no lost write, no stall".
+
+mod concurrency;
+mod http_layer;
+mod support;

@@ -1,0 +1,345 @@
+//! The real `catalog` binary, started on a fresh store (SQLite in a temporary directory, or a
+//! scratch PostgreSQL database created for the test and dropped after it), and a client.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use sqlx::{Connection, Executor, PgConnection};
+
+pub const POSTGRES_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+const BIN: &str = env!("CARGO_BIN_EXE_catalog");
+
+/// Which store a server runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Sqlite,
+    Postgres,
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Kind::Sqlite => "sqlite",
+            Kind::Postgres => "postgres",
+        })
+    }
+}
+
+/// A scratch PostgreSQL database, dropped (with force) when this is dropped.
+pub struct ScratchDb {
+    name: String,
+    pub url: String,
+}
+
+impl ScratchDb {
+    /// `None` when PostgreSQL is not reachable.
+    pub async fn create() -> Option<ScratchDb> {
+        let connect = PgConnection::connect(POSTGRES_ADMIN_URL);
+        let mut conn = match tokio::time::timeout(Duration::from_secs(5), connect).await {
+            Ok(Ok(c)) => c,
+            _ => return None,
+        };
+        let name = format!("catalog_hard_{}", uuid::Uuid::new_v4().simple());
+        conn.execute(format!("CREATE DATABASE {name}").as_str())
+            .await
+            .expect("creating the scratch database");
+        let _ = conn.close().await;
+        let url = format!("postgres://postgres@127.0.0.1:5432/{name}");
+        Some(ScratchDb { name, url })
+    }
+}
+
+impl Drop for ScratchDb {
+    fn drop(&mut self) {
+        let name = self.name.clone();
+        // Drop may run inside a runtime: a thread of its own with a runtime of its own.
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async {
+                if let Ok(mut c) = PgConnection::connect(POSTGRES_ADMIN_URL).await {
+                    let _ = c
+                        .execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str())
+                        .await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
+/// The stores every store test runs on: SQLite always, PostgreSQL when it is reachable.
+pub async fn stores() -> Vec<Kind> {
+    let mut out = vec![Kind::Sqlite];
+    match PgConnection::connect(POSTGRES_ADMIN_URL).await {
+        Ok(c) => {
+            let _ = c.close().await;
+            out.push(Kind::Postgres);
+        }
+        Err(_) => println!("skipped on PostgreSQL: not reachable at {POSTGRES_ADMIN_URL}"),
+    }
+    out
+}
+
+/// A running `catalog serve` and what it runs on.
+pub struct Server {
+    pub kind: Kind,
+    pub base: String,
+    /// A sysadmin's API token.
+    pub token: String,
+    pub client: reqwest::Client,
+    child: Option<Child>,
+    data_dir: tempfile::TempDir,
+    env: Vec<(String, String)>,
+    log: Arc<Mutex<Vec<String>>>,
+    // Dropped last: the database outlives the process using it.
+    db: Option<ScratchDb>,
+}
+
+impl Server {
+    /// Starts a server on a fresh store with extra `CATALOG__…` settings.
+    pub async fn start(kind: Kind, env: &[(&str, &str)]) -> Server {
+        let db = match kind {
+            Kind::Sqlite => None,
+            Kind::Postgres => Some(ScratchDb::create().await.expect("PostgreSQL reachable")),
+        };
+        let mut env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        if kind == Kind::Postgres {
+            env.push(("CATALOG__SEARCH__BACKEND".into(), "postgres".into()));
+        }
+        let mut server = Server {
+            kind,
+            base: String::new(),
+            token: String::new(),
+            client: reqwest::Client::builder()
+                .timeout(Duration::from_secs(120))
+                .build()
+                .expect("client"),
+            child: None,
+            data_dir: tempfile::tempdir().expect("data dir"),
+            env,
+            log: Default::default(),
+            db,
+        };
+        server.cli(&[
+            "sysadmin",
+            "add",
+            "admin",
+            "--email",
+            "admin@example.org",
+            "--password",
+            "password-of-admin",
+        ]);
+        let out = server.cli(&["user", "token", "add", "admin", "hardening"]);
+        server.token = out.lines().last().unwrap_or_default().trim().to_string();
+        server.spawn().await;
+        server
+    }
+
+    fn command(&self) -> Command {
+        let mut c = Command::new(BIN);
+        c.arg("--data-dir").arg(self.data_dir.path());
+        if let Some(db) = &self.db {
+            c.arg("--database-url").arg(&db.url);
+        }
+        c.env("RUST_LOG", "info,sqlx=warn");
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    /// Runs an admin command on this server's store; returns its standard output.
+    pub fn cli(&self, args: &[&str]) -> String {
+        let out = self.command().args(args).output().expect("running catalog");
+        assert!(
+            out.status.success(),
+            "catalog {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs an admin command and returns its exit status and output, without asserting.
+    pub fn cli_status(&self, args: &[&str]) -> (bool, String) {
+        let out = self.command().args(args).output().expect("running catalog");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    }
+
+    async fn spawn(&mut self) {
+        let mut child = self
+            .command()
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting catalog serve");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let log = self.log.clone();
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(addr) = line
+                    .split("addr=")
+                    .nth(1)
+                    .filter(|_| line.contains("listening"))
+                {
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(addr.split_whitespace().next().unwrap_or("").to_string());
+                    }
+                }
+                let mut log = log.lock().unwrap();
+                if log.len() < 10_000 {
+                    log.push(line);
+                }
+            }
+        });
+        let addr = tokio::task::spawn_blocking(move || rx.recv_timeout(Duration::from_secs(120)))
+            .await
+            .unwrap()
+            .unwrap_or_else(|_| panic!("the server did not start: {}", self.log_text()));
+        self.child = Some(child);
+        self.base = format!("http://{addr}");
+    }
+
+    /// What the server logged so far.
+    pub fn log_text(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+
+    /// The error lines the server logged (for failure messages).
+    pub fn errors(&self) -> String {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.contains("ERROR") || l.contains("panicked"))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// How many logged lines contain `needle`.
+    pub fn log_count(&self, needle: &str) -> usize {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.contains(needle))
+            .count()
+    }
+
+    /// `kill -9`: no shutdown, no flush.
+    pub fn kill9(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Starts the server again on the same store and data directory.
+    pub async fn restart(&mut self) {
+        self.kill9();
+        self.spawn().await;
+    }
+
+    /// A `/proc/<pid>/status` figure of the server process, in KiB.
+    fn proc_status_kib(&self, key: &str) -> u64 {
+        let pid = self.child.as_ref().map(|c| c.id()).unwrap_or(0);
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// The server's resident memory now, in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        self.proc_status_kib("VmRSS:")
+    }
+
+    /// The server's peak resident memory, in KiB.
+    pub fn peak_rss_kib(&self) -> u64 {
+        self.proc_status_kib("VmHWM:")
+    }
+
+    /// True while the process runs.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.as_mut().map(|c| c.try_wait()), Some(Ok(None)))
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.data_dir.path().to_path_buf()
+    }
+
+    pub fn addr(&self) -> String {
+        self.base.trim_start_matches("http://").to_string()
+    }
+
+    /// POSTs an action as the sysadmin.
+    pub async fn call(&self, action: &str, params: Value) -> (u16, Value) {
+        self.call_as(Some(&self.token), action, params).await
+    }
+
+    /// POSTs an action with a token (`None`: anonymous).
+    pub async fn call_as(&self, token: Option<&str>, action: &str, params: Value) -> (u16, Value) {
+        let mut req = self
+            .client
+            .post(format!("{}/api/3/action/{action}", self.base))
+            .json(&params);
+        if let Some(t) = token {
+            req = req.header("Authorization", t);
+        }
+        let resp = req.send().await.unwrap_or_else(|e| panic!("{action}: {e}"));
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap_or_default();
+        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (status, body)
+    }
+
+    /// Calls an action that must succeed; returns its result.
+    pub async fn ok(&self, action: &str, params: Value) -> Value {
+        let (status, body) = self.call(action, params).await;
+        assert_eq!(status, 200, "{action} failed: {body}");
+        body["result"].clone()
+    }
+
+    /// Creates a user and returns `(id, token)`.
+    pub async fn user(&self, name: &str) -> (String, String) {
+        let u = self
+            .ok(
+                "user_create",
+                json!({"name": name, "email": format!("{name}@example.org"), "password": "password-12345"}),
+            )
+            .await;
+        let t = self
+            .ok("api_token_create", json!({"user": name, "name": "t"}))
+            .await;
+        (
+            u["id"].as_str().unwrap().to_string(),
+            t["token"].as_str().unwrap().to_string(),
+        )
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}

@@ -113,12 +113,30 @@ pub async fn has_permission_for_some_org(ctx: &mut ActionContext, perm: &str) ->
         .any(|g| g.is_organization && g.state == "active"))
 }
 
-/// The labels of a dataset (CKAN's `DefaultPermissionLabels`).
+/// The labels of a dataset (CKAN's `DefaultPermissionLabels`), except for drafts.
+///
+/// A draft is still being created: CKAN's `package_show` wants edit rights for it, so its
+/// labels name only those who may edit it (`editor-<org>`: the organization's editors and
+/// admins; `collaborator-editor-<id>`: editor and admin collaborators; `creator-<id>` for an
+/// unowned draft), not every reader of the organization as CKAN's search labels do.
 pub fn dataset_labels(pkg: &PackageRow, collaborators: bool) -> Vec<String> {
     if pkg.state == "active" && !pkg.private {
         return vec!["public".into()];
     }
     let mut labels = Vec::new();
+    if pkg.state.starts_with("draft") {
+        if collaborators {
+            labels.push(format!("collaborator-editor-{}", pkg.id));
+        }
+        labels.push(match &pkg.owner_org {
+            Some(org) => format!("editor-{org}"),
+            None => format!(
+                "creator-{}",
+                pkg.creator_user_id.clone().unwrap_or_default()
+            ),
+        });
+        return labels;
+    }
     if collaborators {
         labels.push(format!("collaborator-{}", pkg.id));
     }
@@ -139,11 +157,17 @@ pub async fn user_labels(ctx: &mut ActionContext) -> CkanResult<Vec<String>> {
         return Ok(labels);
     };
     labels.push(format!("creator-{uid}"));
-    for org in groups_with_permission(ctx, &uid, "read").await?.into_keys() {
+    for (org, role) in groups_with_permission(ctx, &uid, "read").await? {
+        if role_has(&role, "update_dataset") {
+            labels.push(format!("editor-{org}"));
+        }
         labels.push(format!("member-{org}"));
     }
     if ctx.config().catalog.auth.allow_dataset_collaborators {
-        for (pkg, _) in q::user_collaborations(ctx.db().await?, &uid).await? {
+        for (pkg, capacity) in q::user_collaborations(ctx.db().await?, &uid).await? {
+            if capacity == "editor" || capacity == "admin" {
+                labels.push(format!("collaborator-editor-{pkg}"));
+            }
             labels.push(format!("collaborator-{pkg}"));
         }
     }
@@ -166,6 +190,34 @@ pub async fn can_read_package(ctx: &mut ActionContext, pkg: &PackageRow) -> Ckan
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row(state: &str, owner_org: Option<&str>) -> PackageRow {
+        PackageRow {
+            id: "d".into(),
+            name: "n".into(),
+            dataset_type: "dataset".into(),
+            state: state.into(),
+            private: false,
+            owner_org: owner_org.map(str::to_string),
+            creator_user_id: Some("u".into()),
+            metadata_modified: String::new(),
+            data: String::new(),
+        }
+    }
+
+    #[test]
+    fn drafts_are_labelled_for_their_editors_only() {
+        assert_eq!(dataset_labels(&row("active", Some("o")), true), ["public"]);
+        assert_eq!(
+            dataset_labels(&row("deleted", Some("o")), true),
+            ["collaborator-d", "member-o"]
+        );
+        assert_eq!(
+            dataset_labels(&row("draft", Some("o")), true),
+            ["collaborator-editor-d", "editor-o"]
+        );
+        assert_eq!(dataset_labels(&row("draft", None), false), ["creator-u"]);
+    }
 
     #[test]
     fn roles_and_cascade() {

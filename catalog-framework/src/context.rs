@@ -213,7 +213,7 @@ impl ActionContext {
             .action(action)
             .cloned()
             .ok_or_else(|| not_found("Action function not found"))?;
-        crate::params::reject_nul(&params)?;
+        crate::params::check_input(&params, self.app.config.catalog.limits.max_list_items)?;
         if !act.side_effect_free() {
             self.begin_write().await;
         }

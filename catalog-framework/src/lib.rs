@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod authz;
+pub mod blocking;
 pub mod cache;
 pub mod config;
 pub mod context;

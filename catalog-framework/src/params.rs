@@ -120,36 +120,55 @@ pub fn str_list(p: &Params, key: &str) -> CkanResult<Option<Vec<String>>> {
 /// (PostgreSQL refuses it), so it is refused at decoding, for every action.
 pub const NUL_MESSAGE: &str = "Must not contain NUL characters";
 
-/// Refuses parameters with a NUL character in any string or key, at any depth, naming the
-/// top-level parameter that holds it.
-pub fn reject_nul(p: &Params) -> CkanResult<()> {
+/// The message of a list over its bound.
+pub fn too_many_items(max: usize) -> String {
+    format!("Must hold at most {max} items")
+}
+
+/// Checks what every action's parameters must satisfy before any action sees them: no NUL
+/// character in any string or key, and no list longer than `max_list_items`, at any depth.
+/// Errors name the top-level parameter that holds the offending value.
+pub fn check_input(p: &Params, max_list_items: usize) -> CkanResult<()> {
     let mut errs = validation();
     for (key, v) in p {
-        if key.contains('\0') || holds_nul(v) {
-            errs.push(if key.contains('\0') { "__key" } else { key }, NUL_MESSAGE);
+        if key.contains('\0') {
+            errs.push("__key", NUL_MESSAGE);
+            continue;
+        }
+        match scan(v, max_list_items) {
+            Scan::Clean => {}
+            Scan::Nul => errs.push(key, NUL_MESSAGE),
+            Scan::LongList => errs.push(key, too_many_items(max_list_items)),
         }
     }
     errs.finish()
 }
 
-/// True when a NUL character is in a string or key of `v`. An explicit stack, not recursion:
-/// params built by code are not bounded by the JSON decoder's depth limit.
-fn holds_nul(v: &Value) -> bool {
+enum Scan {
+    Clean,
+    Nul,
+    LongList,
+}
+
+/// One walk over a value. An explicit stack, not recursion: params built by code are not
+/// bounded by the JSON decoder's depth limit.
+fn scan(v: &Value, max_list_items: usize) -> Scan {
     let mut stack = vec![v];
     while let Some(v) = stack.pop() {
         match v {
-            Value::String(s) if s.contains('\0') => return true,
+            Value::String(s) if s.contains('\0') => return Scan::Nul,
+            Value::Array(a) if a.len() > max_list_items => return Scan::LongList,
             Value::Array(a) => stack.extend(a),
             Value::Object(m) => {
                 if m.keys().any(|k| k.contains('\0')) {
-                    return true;
+                    return Scan::Nul;
                 }
                 stack.extend(m.values());
             }
             _ => {}
         }
     }
-    false
+    Scan::Clean
 }
 
 #[cfg(test)]
@@ -162,16 +181,22 @@ mod tests {
     }
 
     #[test]
-    fn nul_is_refused_anywhere_with_the_top_level_key() {
-        assert!(reject_nul(&p(json!({"id": "ab", "n": [1, {"x": "y"}]}))).is_ok());
-        let e = reject_nul(&p(json!({"id": "a\0b"}))).unwrap_err();
+    fn nul_and_long_lists_are_refused_anywhere_with_the_top_level_key() {
+        let check = |v: Value| check_input(&p(v), 3);
+        assert!(check(json!({"id": "ab", "n": [1, {"x": "y"}]})).is_ok());
+        let e = check(json!({"id": "a\0b"})).unwrap_err();
         assert_eq!(e.body["id"][0], NUL_MESSAGE);
-        let e = reject_nul(&p(json!({"resources": [{"name": "ok"}, {"url": "x\0"}]}))).unwrap_err();
+        let e = check(json!({"resources": [{"name": "ok"}, {"url": "x\0"}]})).unwrap_err();
         assert_eq!(e.body["resources"][0], NUL_MESSAGE);
-        let e = reject_nul(&p(json!({"extras": [{"k\0": "v"}]}))).unwrap_err();
+        let e = check(json!({"extras": [{"k\0": "v"}]})).unwrap_err();
         assert!(e.body.contains_key("extras"));
-        let e = reject_nul(&p(json!({"a\0": 1}))).unwrap_err();
+        let e = check(json!({"a\0": 1})).unwrap_err();
         assert!(e.body.contains_key("__key"));
+        assert!(check(json!({"l": [1, 2, 3]})).is_ok());
+        let e = check(json!({"l": [1, 2, 3, 4]})).unwrap_err();
+        assert_eq!(e.body["l"][0], "Must hold at most 3 items");
+        let e = check(json!({"r": [{"x": [[1, 2, 3, 4]]}]})).unwrap_err();
+        assert_eq!(e.body["r"][0], "Must hold at most 3 items");
     }
 
     #[test]

@@ -39,6 +39,11 @@ const MIGRATIONS: &[(&str, &str, &str)] = &[
         include_str!("../migrations/sqlite/0002_search_outbox.sql"),
         include_str!("../migrations/postgres/0002_search_outbox.sql"),
     ),
+    (
+        "0003_reindex_drafts",
+        include_str!("../migrations/sqlite/0003_reindex_drafts.sql"),
+        include_str!("../migrations/postgres/0003_reindex_drafts.sql"),
+    ),
 ];
 
 /// Splits a migration into statements at `;`, keeping SQLite trigger bodies

@@ -42,6 +42,11 @@ pub enum Method {
     Post,
     #[serde(rename = "GET")]
     Get,
+    /// Methods the Action API refuses (405), sent with an empty body.
+    #[serde(rename = "PUT")]
+    Put,
+    #[serde(rename = "DELETE")]
+    Delete,
 }
 
 /// One HTTP call to the Action API and what its response must look like.

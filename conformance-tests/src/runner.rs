@@ -380,6 +380,14 @@ impl Runner {
                     Body::Json(_) => req,
                 }
             }
+            Method::Put | Method::Delete => {
+                let m = if method == Method::Put {
+                    reqwest::Method::PUT
+                } else {
+                    reqwest::Method::DELETE
+                };
+                self.client.request(m, &url)
+            }
             Method::Post => {
                 if let Some(q) = query.filter(|q| !q.is_empty()) {
                     url = format!("{url}?{q}");

@@ -325,6 +325,7 @@ async fn create(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<
     if !name.is_empty() && ctx.group_row(&name).await?.is_some_and(|g| g.name == name) {
         errs.push("name", "Group name already exists in database");
     }
+    catalog_plugin_schema::check_type(p.get("type"), &mut errs);
     let group_type = match p.get("type").and_then(Value::as_str) {
         Some(t) if !t.is_empty() => t.to_string(),
         _ => kind(is_org).to_string(),
@@ -971,11 +972,22 @@ pub async fn member_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value
         .bind(&g.id)
         .fetch_all(ctx.db().await?)
         .await?;
+    // Datasets the caller may not read are left out (CKAN lists private ones to anyone:
+    // docs/API-COMPAT.md).
+    let hidden = unreadable_datasets(
+        ctx,
+        rows.iter()
+            .filter(|r| r.s("table_name") == "package")
+            .map(|r| r.s("table_id"))
+            .collect(),
+    )
+    .await?;
     let mut out = Vec::new();
     for r in rows {
         let (tid, table, cap) = (r.s("table_id"), r.s("table_name"), r.s("capacity"));
         if object_type.as_deref().is_some_and(|t| t != table)
             || capacity.as_deref().is_some_and(|c| c != cap)
+            || (table == "package" && hidden.contains(&tid))
         {
             continue;
         }
@@ -988,6 +1000,50 @@ pub async fn member_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value
         out.push(json!([tid, table, shown]));
     }
     Ok(Value::Array(out))
+}
+
+/// Of these dataset ids, the ones the caller may not read.
+async fn unreadable_datasets(
+    ctx: &mut ActionContext,
+    ids: Vec<String>,
+) -> CkanResult<std::collections::HashSet<String>> {
+    let mut hidden = std::collections::HashSet::new();
+    if ids.is_empty() || ctx.is_sysadmin() || ctx.ignore_auth {
+        return Ok(hidden);
+    }
+    let mine = authz::user_labels(ctx).await?;
+    let collaborators = ctx.config().catalog.auth.allow_dataset_collaborators;
+    for chunk in ids.chunks(500) {
+        let placeholders: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "SELECT id, name, type, state, private, owner_org, creator_user_id FROM package WHERE id IN ({})",
+            placeholders.join(", ")
+        );
+        let mut query = sqlx::query(&sql);
+        for id in chunk {
+            query = query.bind(id);
+        }
+        for r in query.fetch_all(ctx.db().await?).await? {
+            let pkg = q::PackageRow {
+                id: r.s("id"),
+                name: r.s("name"),
+                dataset_type: r.s("type"),
+                state: r.s("state"),
+                private: r.b("private"),
+                owner_org: r.os("owner_org"),
+                creator_user_id: r.os("creator_user_id"),
+                metadata_modified: String::new(),
+                data: String::new(),
+            };
+            if !authz::dataset_labels(&pkg, collaborators)
+                .iter()
+                .any(|l| mine.contains(l))
+            {
+                hidden.insert(pkg.id);
+            }
+        }
+    }
+    Ok(hidden)
 }
 
 pub async fn member_roles_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {

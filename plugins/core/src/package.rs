@@ -91,9 +91,10 @@ pub async fn package_show(ctx: &mut ActionContext, p: Params) -> CkanResult<Valu
 async fn resolve_owner_org(
     ctx: &mut ActionContext,
     value: Option<&Value>,
-    current: Option<&str>,
+    package: Option<&PackageRow>,
     errs: &mut ValidationBuilder,
 ) -> CkanResult<Option<String>> {
+    let current = package.and_then(|p| p.owner_org.as_deref());
     let unowned_ok = ctx.config().catalog.auth.create_unowned_dataset;
     let raw = match value {
         None | Some(Value::Null) => None,
@@ -124,7 +125,43 @@ async fn resolve_owner_org(
     {
         errs.push("owner_org", "You cannot add a dataset to this organization");
     }
+    if let Some(pkg) = package {
+        if current != Some(org.id.as_str()) && collaborator_may_not_move(ctx, pkg).await? {
+            errs.push(
+                "owner_org",
+                "You cannot move this dataset to another organization",
+            );
+        }
+    }
     Ok(Some(org.id))
+}
+
+/// CKAN's `owner_org_validator`: unless `allow_collaborators_to_change_owner_org`, an editor
+/// or admin collaborator of a dataset may not move it out of its organization, except when
+/// they also manage that organization.
+async fn collaborator_may_not_move(ctx: &mut ActionContext, pkg: &PackageRow) -> CkanResult<bool> {
+    let auth = &ctx.config().catalog.auth;
+    if !auth.allow_dataset_collaborators
+        || auth.allow_collaborators_to_change_owner_org
+        || ctx.is_sysadmin()
+        || ctx.ignore_auth
+    {
+        return Ok(false);
+    }
+    let Some(uid) = ctx.user_id().map(str::to_string) else {
+        return Ok(false);
+    };
+    let collaborates = catalog_framework::store_queries::user_collaborations(ctx.db().await?, &uid)
+        .await?
+        .iter()
+        .any(|(p, c)| *p == pkg.id && (c == "editor" || c == "admin"));
+    if !collaborates {
+        return Ok(false);
+    }
+    Ok(match &pkg.owner_org {
+        Some(org) => !authz::has_permission(ctx, org, "manage_group").await?,
+        None => true,
+    })
 }
 
 /// Turns validated resources into stored ones: ids, positions, timestamps, formats.
@@ -139,6 +176,10 @@ async fn prepare_resources(
     let mut out = Vec::new();
     let mut slot_errs = Vec::new();
     let mut any_err = false;
+    let existing: std::collections::HashMap<&str, &Value> = existing
+        .iter()
+        .filter_map(|x| Some((x["id"].as_str()?, x)))
+        .collect();
     for (pos, r) in input.iter().enumerate() {
         let mut r = r.as_object().cloned().unwrap_or_default();
         let mut e = Map::new();
@@ -148,8 +189,8 @@ async fn prepare_resources(
             .filter(|s| !s.is_empty())
             .map(str::to_string);
         let old = supplied_id
-            .as_ref()
-            .and_then(|id| existing.iter().find(|x| x["id"] == json!(id)));
+            .as_deref()
+            .and_then(|id| existing.get(id).copied());
         let id = match (&supplied_id, old) {
             (Some(id), Some(_)) => id.clone(),
             (Some(id), None) => {
@@ -245,13 +286,14 @@ async fn prepare_resources(
     Ok(out)
 }
 
-/// Stored tags with ids; creates free tags on first use.
+/// Stored tags with ids; creates free tags on first use. A few statements per 500 tags, not
+/// per tag: a dataset may carry up to `catalog.limits.max_tags_per_dataset` of them.
 async fn prepare_tags(
     ctx: &mut ActionContext,
     tags: &[Value],
     errs: &mut ValidationBuilder,
 ) -> CkanResult<Vec<Value>> {
-    let mut out: Vec<Value> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
     let mut seen = HashSet::new();
     for t in tags {
         let name = t["name"].as_str().unwrap_or_default().to_string();
@@ -263,27 +305,54 @@ async fn prepare_tags(
             errs.push("tags", "Tag vocabulary was not found.");
             continue;
         }
+        names.push(name);
+    }
+    // One order for every writer, so that two writers adding the same new tags wait for each
+    // other instead of deadlocking.
+    names.sort_unstable();
+    let mut ids: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    for chunk in names.chunks(TAG_BATCH) {
         // Insert-if-absent, then read: two writers adding the same new tag at once both
         // succeed (on PostgreSQL the second waits for the first and inserts nothing).
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| format!("(${}, ${}, '')", 2 * i + 1, 2 * i + 2))
+            .collect();
+        let sql = format!(
+            "INSERT INTO tag (id, name, vocabulary_id) VALUES {} ON CONFLICT (name, vocabulary_id) DO NOTHING",
+            values.join(", ")
+        );
+        let mut insert = sqlx::query(&sql);
+        for name in chunk {
+            insert = insert.bind(new_id()).bind(name);
+        }
         let conn = ctx.db().await?;
-        sqlx::query(
-            "INSERT INTO tag (id, name, vocabulary_id) VALUES ($1, $2, '') \
-             ON CONFLICT (name, vocabulary_id) DO NOTHING",
-        )
-        .bind(new_id())
-        .bind(&name)
-        .execute(&mut *conn)
-        .await?;
-        let (id,): (String,) =
-            sqlx::query_as("SELECT id FROM tag WHERE name = $1 AND vocabulary_id = ''")
-                .bind(&name)
-                .fetch_one(&mut *conn)
-                .await?;
+        insert.execute(&mut *conn).await?;
+        let placeholders: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "SELECT id, name FROM tag WHERE vocabulary_id = '' AND name IN ({})",
+            placeholders.join(", ")
+        );
+        let mut select = sqlx::query_as::<_, (String, String)>(&sql);
+        for name in chunk {
+            select = select.bind(name);
+        }
+        for (id, name) in select.fetch_all(&mut *conn).await? {
+            ids.insert(name, id);
+        }
+    }
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        let id = ids
+            .remove(&name)
+            .ok_or_else(|| internal(format!("tag {name} vanished")))?;
         out.push(json!({"display_name": name, "id": id, "name": name, "state": "active", "vocabulary_id": null}));
     }
-    out.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
     Ok(out)
 }
+
+/// Rows per multi-row statement (two or three parameters each: far below SQLite's and
+/// PostgreSQL's parameter limits).
+const TAG_BATCH: usize = 500;
 
 /// Group refs of a dataset write → active non-organization group ids; unknown refs are skipped.
 async fn resolve_groups(ctx: &mut ActionContext, groups: &Value) -> CkanResult<Vec<String>> {
@@ -342,40 +411,51 @@ async fn write(
         .bind(&id)
         .execute(&mut *conn)
         .await?;
-    for r in doc
+    let resources: Vec<&Value> = doc
         .get("resources")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-    {
-        sqlx::query(
-            "INSERT INTO resource (id, package_id, name, state) VALUES ($1, $2, $3, 'active') \
-             ON CONFLICT (id) DO UPDATE SET package_id = $2, name = $3, state = 'active'",
-        )
-        .bind(r["id"].as_str())
-        .bind(&id)
-        .bind(r["name"].as_str())
-        .execute(&mut *conn)
-        .await?;
+        .collect();
+    for chunk in resources.chunks(TAG_BATCH) {
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| format!("(${}, $1, ${}, 'active')", 2 * i + 2, 2 * i + 3))
+            .collect();
+        let sql = format!(
+            "INSERT INTO resource (id, package_id, name, state) VALUES {} \
+             ON CONFLICT (id) DO UPDATE SET package_id = excluded.package_id, name = excluded.name, state = 'active'",
+            values.join(", ")
+        );
+        let mut q = sqlx::query(&sql).bind(&id);
+        for r in chunk {
+            q = q.bind(r["id"].as_str()).bind(r["name"].as_str());
+        }
+        q.execute(&mut *conn).await?;
     }
     sqlx::query("UPDATE package_tag SET state = 'deleted' WHERE package_id = $1")
         .bind(&id)
         .execute(&mut *conn)
         .await?;
-    for t in doc
+    let tags: Vec<&Value> = doc
         .get("tags")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-    {
-        sqlx::query(
-            "INSERT INTO package_tag (package_id, tag_id, state) VALUES ($1, $2, 'active') \
+        .collect();
+    for chunk in tags.chunks(TAG_BATCH) {
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| format!("($1, ${}, 'active')", i + 2))
+            .collect();
+        let sql = format!(
+            "INSERT INTO package_tag (package_id, tag_id, state) VALUES {} \
              ON CONFLICT (package_id, tag_id) DO UPDATE SET state = 'active'",
-        )
-        .bind(&id)
-        .bind(t["id"].as_str())
-        .execute(&mut *conn)
-        .await?;
+            values.join(", ")
+        );
+        let mut q = sqlx::query(&sql).bind(&id);
+        for t in chunk {
+            q = q.bind(t["id"].as_str());
+        }
+        q.execute(&mut *conn).await?;
     }
     // Organization membership row, as CKAN's package_owner_org_update keeps it.
     sqlx::query(
@@ -469,6 +549,15 @@ fn schema_validate(
     data: &mut Params,
     op: SchemaOp,
 ) -> CkanResult<()> {
+    // Bounds and states first: whatever schema the type has, no dataset escapes them.
+    let mut errs = ValidationBuilder::default();
+    catalog_plugin_schema::check_dataset_limits(data, &ctx.config().catalog.limits, &mut errs);
+    catalog_plugin_schema::check_state(
+        data.get("state"),
+        catalog_plugin_schema::DATASET_STATES,
+        &mut errs,
+    );
+    errs.finish()?;
     let schema = ctx
         .app
         .registry
@@ -486,6 +575,9 @@ fn schema_validate(
 }
 
 pub async fn package_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    let mut errs = ValidationBuilder::default();
+    catalog_plugin_schema::check_type(p.get("type"), &mut errs);
+    errs.finish()?;
     ctx.check_access("package_create", &p).await?;
     let dataset_type = p
         .get("type")
@@ -637,13 +729,7 @@ pub async fn package_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
         doc.insert("name".into(), json!(n));
     }
     if data.contains_key("owner_org") {
-        let org = resolve_owner_org(
-            ctx,
-            data.get("owner_org"),
-            row.owner_org.as_deref(),
-            &mut errs,
-        )
-        .await?;
+        let org = resolve_owner_org(ctx, data.get("owner_org"), Some(&row), &mut errs).await?;
         doc.insert("owner_org".into(), json!(org));
     }
     if let Some(pv) = data.get("private") {
@@ -655,9 +741,8 @@ pub async fn package_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
         errs.push("private", "Datasets with no organization can't be private.");
     }
     if let Some(st) = data.get("state").and_then(Value::as_str) {
-        if ["active", "draft", "deleted"].contains(&st) {
-            doc.insert("state".into(), json!(st));
-        }
+        // Checked by `schema_validate`.
+        doc.insert("state".into(), json!(st));
     }
     doc.insert(
         "extras".into(),

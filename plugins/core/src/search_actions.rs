@@ -422,8 +422,68 @@ fn tag_terms(p: &Params) -> Vec<String> {
     terms
 }
 
-/// CKAN's `_tag_search`: free tags linked to some dataset (link state ignored) whose names
-/// contain every term, case-insensitively. Returns the page of `(id, name)` and the total.
+/// The values of an index field (`tags`, `res_format`) over the active datasets the caller may
+/// read, with the number of datasets holding each: a facet of the index, so that neither the
+/// cost of the call grows with a scan of every dataset nor the tags and formats of private,
+/// draft or deleted datasets leak to those who may not read them (CKAN lists them to anyone;
+/// docs/API-COMPAT.md).
+async fn visible_values(ctx: &mut ActionContext, field: &str) -> CkanResult<Vec<(String, u64)>> {
+    let mut filters = vec![Query::term("state", "active")];
+    if !ctx.is_sysadmin() && !ctx.ignore_auth {
+        let labels = authz::user_labels(ctx).await?;
+        filters.push(Query::or(
+            labels
+                .iter()
+                .map(|l| Query::term("permission_labels", l))
+                .collect(),
+        ));
+    }
+    let req = SearchRequest {
+        query: Query::All,
+        filters,
+        sort: Vec::new(),
+        start: 0,
+        rows: 0,
+        facet_fields: vec![field.to_string()],
+        facet_limit: None,
+        facet_mincount: 1,
+    };
+    let hits = ctx.app.search.backend.search(&req).await?;
+    Ok(hits
+        .facets
+        .into_iter()
+        .find(|(f, _)| f == field)
+        .map(|(_, values)| values)
+        .unwrap_or_default())
+}
+
+/// The stored free tags of these names, as `(id, name)` in name order.
+async fn free_tags(
+    ctx: &mut ActionContext,
+    mut names: Vec<String>,
+) -> CkanResult<Vec<(String, String)>> {
+    names.sort_unstable();
+    names.dedup();
+    let mut out = Vec::with_capacity(names.len());
+    for chunk in names.chunks(500) {
+        let placeholders: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "SELECT id, name FROM tag WHERE vocabulary_id = '' AND name IN ({})",
+            placeholders.join(", ")
+        );
+        let mut query = sqlx::query_as::<_, (String, String)>(&sql);
+        for n in chunk {
+            query = query.bind(n);
+        }
+        out.extend(query.fetch_all(ctx.db().await?).await?);
+    }
+    // CKAN leaves the order unspecified; code-point order of names, the same on every store.
+    out.sort_by(|a, b| a.1.cmp(&b.1));
+    Ok(out)
+}
+
+/// CKAN's `_tag_search`: free tags whose names contain every term, case-insensitively, among
+/// the tags of the datasets the caller may read. Returns the page of `(id, name)` and the total.
 async fn tag_search_rows(
     ctx: &mut ActionContext,
     p: &Params,
@@ -438,26 +498,20 @@ async fn tag_search_rows(
         .iter()
         .map(|t| format!("%{}%", escape_like(t)))
         .collect();
-    let rows = sqlx::query(
-        "SELECT DISTINCT t.id, t.name FROM tag t JOIN package_tag pt ON pt.tag_id = t.id \
-         WHERE t.vocabulary_id = ''",
-    )
-    .fetch_all(ctx.db().await?)
-    .await?;
-    let mut matched: Vec<(String, String)> = rows
-        .iter()
-        .map(|r| (r.s("id"), r.s("name")))
-        .filter(|(_, name)| patterns.iter().all(|pat| ilike(name, pat)))
+    let mut matched: Vec<String> = visible_values(ctx, "tags")
+        .await?
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| patterns.iter().all(|pat| ilike(name, pat)))
         .collect();
-    // CKAN leaves the order unspecified; code-point order of names, the same on every store.
-    matched.sort_by(|a, b| a.1.cmp(&b.1));
+    matched.sort_unstable();
     let count = matched.len();
-    let page = matched
+    let page: Vec<String> = matched
         .into_iter()
         .skip(paging[0].unwrap_or(0))
         .take(paging[1].unwrap_or(usize::MAX))
         .collect();
-    Ok((page, count))
+    Ok((free_tags(ctx, page).await?, count))
 }
 
 pub async fn tag_search(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
@@ -496,17 +550,12 @@ pub async fn tag_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
         if let Some(v) = opt_str(&p, "vocabulary_id").filter(|s| !s.is_empty()) {
             return Err(not_found(format!("could not find vocabulary '{v}'")));
         }
-        let mut tags: Vec<(String, String)> = sqlx::query(
-            "SELECT DISTINCT t.id, t.name FROM tag t JOIN package_tag pt ON pt.tag_id = t.id \
-             WHERE pt.state = 'active' AND t.vocabulary_id = ''",
-        )
-        .fetch_all(ctx.db().await?)
-        .await?
-        .iter()
-        .map(|r| (r.s("id"), r.s("name")))
-        .collect();
-        tags.sort_by(|a, b| a.1.cmp(&b.1));
-        tags
+        let names = visible_values(ctx, "tags")
+            .await?
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        free_tags(ctx, names).await?
     };
     Ok(Value::Array(
         tags.into_iter()
@@ -553,22 +602,12 @@ pub async fn format_autocomplete(ctx: &mut ActionContext, p: Params) -> CkanResu
     ctx.check_access("format_autocomplete", &p).await?;
     // CKAN does not escape `q` here: `%` and `_` in it are wildcards.
     let pattern = format!("%{q}%");
-    // Every active resource counts, whatever its dataset's state or privacy.
-    let rows = sqlx::query("SELECT data FROM package")
-        .fetch_all(ctx.db().await?)
-        .await?;
+    // Formats of the datasets the caller may read, by how many datasets use each (CKAN counts
+    // resources of every dataset, private and deleted ones included: docs/API-COMPAT.md).
     let mut counts: HashMap<String, u64> = HashMap::new();
-    for row in &rows {
-        let doc: Value = serde_json::from_str(&row.s("data"))?;
-        for r in doc["resources"].as_array().into_iter().flatten() {
-            if r.get("state").and_then(Value::as_str).unwrap_or("active") != "active" {
-                continue;
-            }
-            if let Some(f) = r.get("format").and_then(Value::as_str) {
-                if ilike(f, &pattern) {
-                    *counts.entry(f.to_string()).or_default() += 1;
-                }
-            }
+    for (f, n) in visible_values(ctx, "res_format").await? {
+        if ilike(&f, &pattern) {
+            *counts.entry(f.to_lowercase()).or_default() += n;
         }
     }
     let mut formats: Vec<(String, u64)> = counts.into_iter().collect();
@@ -577,7 +616,7 @@ pub async fn format_autocomplete(ctx: &mut ActionContext, p: Params) -> CkanResu
         formats
             .into_iter()
             .take(limit)
-            .map(|(f, _)| json!(f.to_lowercase()))
+            .map(|(f, _)| json!(f))
             .collect(),
     ))
 }

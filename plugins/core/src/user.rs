@@ -177,6 +177,15 @@ pub async fn user_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value
         .filter(|_| sysadmin_caller)
         .unwrap_or("active")
         .to_string();
+    if sysadmin_caller {
+        let mut errs = ValidationBuilder::default();
+        catalog_plugin_schema::check_state(
+            p.get("state"),
+            catalog_plugin_schema::USER_STATES,
+            &mut errs,
+        );
+        errs.finish()?;
+    }
     sqlx::query(
         "INSERT INTO catalog_user (id, name, email, fullname, about, password_hash, sysadmin, state, created, image_url, email_notifications) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",

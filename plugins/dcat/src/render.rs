@@ -19,12 +19,13 @@ pub fn settings(ctx: &ActionContext) -> CkanResult<&DcatSettings> {
 }
 
 /// The profiles named by `profiles` (comma-separated, in order), else the configured ones.
-/// Unknown names give ckanext-dcat's `Unknown RDF profiles: a, b` (sorted).
+/// Unknown names give ckanext-dcat's `Unknown RDF profiles: a, b` (sorted). A name given
+/// twice is applied once: each profile's work is paid once per request, however long the list.
 pub fn resolve_profiles(
     ctx: &ActionContext,
     requested: Option<&str>,
 ) -> CkanResult<Vec<Arc<Box<dyn DcatProfile>>>> {
-    let names: Vec<&str> = match requested.map(str::trim).filter(|s| !s.is_empty()) {
+    let mut names: Vec<&str> = match requested.map(str::trim).filter(|s| !s.is_empty()) {
         Some(list) => list
             .split(',')
             .map(str::trim)
@@ -32,6 +33,8 @@ pub fn resolve_profiles(
             .collect(),
         None => settings(ctx)?.profiles.iter().map(String::as_str).collect(),
     };
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(*n));
     let registry = &ctx.app.registry;
     let mut unknown: Vec<&str> = names
         .iter()
@@ -70,39 +73,37 @@ fn to_bytes(g: &RdfGraph, format: RdfFormat) -> CkanResult<Vec<u8>> {
     serialize::serialize(g, format).map_err(|e| internal(format!("RDF serialization: {e}")))
 }
 
-/// The graph of one dataset, as `package_show` gives it to the caller. As in ckanext-dcat, a
-/// missing (404) or hidden (403) dataset is reported before a bad profile name.
-pub async fn dataset_graph(
-    ctx: &mut ActionContext,
-    id: &str,
-    profiles: Option<&str>,
-) -> CkanResult<RdfGraph> {
-    let mut p = Params::new();
-    p.insert("id".into(), json!(id));
-    let dataset = ctx.call("package_show", p).await?;
-    let profiles = resolve_profiles(ctx, profiles)?;
-    let cx = DcatContext {
-        config: &ctx.app.config,
-        settings: settings(ctx)?,
-    };
-    let mut g = RdfGraph::new();
-    if let Some(d) = dataset.as_object() {
-        cx.add_dataset(&mut g, d, &as_refs(&profiles));
-    }
-    Ok(g)
-}
-
-/// One dataset, serialized. `format` is checked after the dataset, so a missing dataset is a
-/// 404 whatever the extension (`format_of(ext)` gives the error for an unknown one).
+/// One dataset, serialized, as `package_show` gives it to the caller. As in ckanext-dcat, a
+/// missing (404) or hidden (403) dataset is reported before a bad profile name, and `format`
+/// is checked after both (`format_of(ext)` gives the error for an unknown one). The graph is
+/// built and serialized on the blocking pool, off the request threads.
 pub async fn dataset_document(
     ctx: &mut ActionContext,
     id: &str,
     format: CkanResult<RdfFormat>,
     profiles: Option<&str>,
 ) -> CkanResult<(RdfFormat, Vec<u8>)> {
-    let g = dataset_graph(ctx, id, profiles).await?;
+    let mut p = Params::new();
+    p.insert("id".into(), json!(id));
+    let dataset = ctx.call("package_show", p).await?;
+    let profiles = resolve_profiles(ctx, profiles)?;
     let format = format?;
-    Ok((format, to_bytes(&g, format)?))
+    let app = ctx.app.clone();
+    catalog_framework::blocking::run(move || {
+        let cx = DcatContext {
+            config: &app.config,
+            settings: app
+                .dcat
+                .as_ref()
+                .ok_or_else(|| internal("the DCAT settings were not loaded"))?,
+        };
+        let mut g = RdfGraph::new();
+        if let Some(d) = dataset.as_object() {
+            cx.add_dataset(&mut g, d, &as_refs(&profiles));
+        }
+        Ok((format, to_bytes(&g, format)?))
+    })
+    .await?
 }
 
 /// The catalog parameters the paging links keep.
@@ -237,22 +238,22 @@ fn page_url(base: &str, path: &str, query: &CatalogQuery, n: i64) -> String {
     format!("{}{path}?{}", base.trim_end_matches('/'), ser.finish())
 }
 
-/// The catalog graph: the catalog node (from each profile), a page of datasets linked with
-/// `dcat:dataset`, and the Hydra paging node.
-pub async fn catalog_graph(
-    ctx: &mut ActionContext,
-    query: &CatalogQuery,
-    path: &str,
-) -> CkanResult<RdfGraph> {
+/// What the catalog graph is built from: gathered by searches, then turned into RDF off the
+/// request threads.
+struct CatalogPage {
+    profiles: Vec<Arc<Box<dyn DcatProfile>>>,
+    results: Vec<Value>,
+    count: i64,
+    page: i64,
+    rows: i64,
+    modified: Option<String>,
+}
+
+/// The searches behind one catalog page.
+async fn catalog_page(ctx: &mut ActionContext, query: &CatalogQuery) -> CkanResult<CatalogPage> {
     let profiles = resolve_profiles(ctx, query.get("profiles"))?;
     let page = query.page()?;
-    // The app outlives the calls below, which need `ctx` mutably.
-    let app = ctx.app.clone();
-    let settings = app
-        .dcat
-        .as_ref()
-        .ok_or_else(|| internal("the DCAT settings were not loaded"))?;
-    let rows = settings.datasets_per_page;
+    let rows = settings(ctx)?.datasets_per_page;
     let mut fq_list: Vec<String> = EXCLUDED_TYPES.iter().map(|t| t.to_string()).collect();
     if let Some(since) = query.get("modified_since") {
         fq_list.push(format!(
@@ -272,12 +273,12 @@ pub async fn catalog_graph(
     p.insert("start".into(), json!(rows.saturating_mul(page - 1)));
     p.insert("sort".into(), json!("metadata_modified desc"));
     p.insert("facet".into(), json!("false"));
-    let found = ctx.call("package_search", p).await?;
+    let mut found = ctx.call("package_search", p).await?;
     let count = found["count"].as_i64().unwrap_or(0);
-    let results: Vec<&Map<String, Value>> = found["results"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_object).collect())
-        .unwrap_or_default();
+    let results: Vec<Value> = match found["results"].take() {
+        Value::Array(a) => a.into_iter().filter(Value::is_object).collect(),
+        _ => Vec::new(),
+    };
 
     // The catalog's dct:modified: the newest public dataset. An unfiltered first page sorted
     // by metadata_modified already starts with it.
@@ -302,23 +303,38 @@ pub async fn catalog_graph(
             .as_str()
             .map(str::to_string)
     };
+    Ok(CatalogPage {
+        profiles,
+        results,
+        count,
+        page,
+        rows,
+        modified,
+    })
+}
 
-    let cx = DcatContext {
-        config: &app.config,
-        settings,
-    };
+/// The catalog graph: the catalog node (from each profile), a page of datasets linked with
+/// `dcat:dataset`, and the Hydra paging node.
+fn catalog_graph(
+    cx: &DcatContext<'_>,
+    page: &CatalogPage,
+    query: &CatalogQuery,
+    path: &str,
+) -> RdfGraph {
     let mut g = RdfGraph::new();
     let catalog: NamedOrBlankNode = iri(cx.catalog_uri()).into();
-    let info = CatalogInfo { modified };
-    for p in &profiles {
-        p.graph_from_catalog(&mut g, &info, &catalog, &cx);
+    let info = CatalogInfo {
+        modified: page.modified.clone(),
+    };
+    for p in &page.profiles {
+        p.graph_from_catalog(&mut g, &info, &catalog, cx);
     }
-    let refs = as_refs(&profiles);
-    for d in results {
+    let refs = as_refs(&page.profiles);
+    for d in page.results.iter().filter_map(Value::as_object) {
         let node = cx.add_dataset(&mut g, d, &refs);
         g.add(&catalog, &n("dcat:dataset"), node);
     }
-    if let Some(pg) = paging(count, page, rows) {
+    if let Some(pg) = paging(page.count, page.page, page.rows) {
         let base = cx.catalog_uri();
         let url = |n: i64| page_url(base, path, query, n);
         // The page URL as it is (form-urlencoded, so a valid IRI): `iri()` would clean `*`
@@ -350,18 +366,32 @@ pub async fn catalog_graph(
             typed(&pg.items_per_page.to_string(), "xsd:integer"),
         );
     }
-    Ok(g)
+    g
 }
 
-/// The catalog, serialized.
+/// The catalog, serialized: searched on the request thread, built and serialized on the
+/// blocking pool.
 pub async fn catalog_document(
     ctx: &mut ActionContext,
     query: &CatalogQuery,
     path: &str,
     format: RdfFormat,
 ) -> CkanResult<Vec<u8>> {
-    let g = catalog_graph(ctx, query, path).await?;
-    to_bytes(&g, format)
+    let page = catalog_page(ctx, query).await?;
+    let app = ctx.app.clone();
+    let query = query.clone();
+    let path = path.to_string();
+    catalog_framework::blocking::run(move || {
+        let cx = DcatContext {
+            config: &app.config,
+            settings: app
+                .dcat
+                .as_ref()
+                .ok_or_else(|| internal("the DCAT settings were not loaded"))?,
+        };
+        to_bytes(&catalog_graph(&cx, &page, &query, &path), format)
+    })
+    .await?
 }
 
 #[cfg(test)]

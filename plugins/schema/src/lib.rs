@@ -106,6 +106,68 @@ pub fn check_name(v: &Value, errs: &mut ValidationBuilder, field: &str) {
     }
 }
 
+/// The states a dataset may be in.
+pub const DATASET_STATES: &[&str] = &["active", "draft", "deleted"];
+/// The states a user may be in.
+pub const USER_STATES: &[&str] = &["active", "pending", "deleted"];
+
+static TYPE_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Za-z0-9_.-]{1,100}$").unwrap());
+
+/// A `state` given by a caller allowed to set it: one of `allowed`. CKAN stores any string
+/// here; we refuse what no state machine knows (see docs/API-COMPAT.md).
+pub fn check_state(v: Option<&Value>, allowed: &[&str], errs: &mut ValidationBuilder) {
+    match v {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) if allowed.contains(&s.as_str()) => {}
+        Some(_) => errs.push("state", format!("Must be one of: {}", allowed.join(", "))),
+    }
+}
+
+/// A dataset, group or organization `type`: 1 to 100 ASCII letters, digits and `_-.`
+/// (CKAN stores any string; see docs/API-COMPAT.md).
+pub fn check_type(v: Option<&Value>, errs: &mut ValidationBuilder) {
+    match v {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) if s.is_empty() || TYPE_RE.is_match(s) => {}
+        Some(_) => errs.push(
+            "type",
+            "Must be 1 to 100 ASCII letters, digits and these symbols: -_.",
+        ),
+    }
+}
+
+/// The bounds of `catalog.limits.*` on a dataset's lists: tags (as a list or in
+/// `tag_string`), resources, extras and groups.
+pub fn check_dataset_limits(
+    data: &Params,
+    limits: &catalog_framework::config::LimitsConfig,
+    errs: &mut ValidationBuilder,
+) {
+    let len = |k: &str| data.get(k).and_then(Value::as_array).map_or(0, Vec::len);
+    let tag_string = data
+        .get("tag_string")
+        .and_then(Value::as_str)
+        .map_or(0, |t| t.split(',').filter(|x| !x.trim().is_empty()).count());
+    for (field, n, max) in [
+        (
+            "tags",
+            len("tags") + tag_string,
+            limits.max_tags_per_dataset,
+        ),
+        (
+            "resources",
+            len("resources"),
+            limits.max_resources_per_dataset,
+        ),
+        ("extras", len("extras"), limits.max_extras_per_dataset),
+        ("groups", len("groups"), limits.max_groups_per_dataset),
+    ] {
+        if n > max {
+            errs.push(field, catalog_framework::params::too_many_items(max));
+        }
+    }
+}
+
 pub fn is_valid_email(s: &str) -> bool {
     let s = s.trim();
     if s.starts_with('.') || s.ends_with('.') || s.contains("..") {

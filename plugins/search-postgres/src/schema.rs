@@ -163,16 +163,22 @@ fn clean(s: &str) -> String {
     s.replace('\0', "")
 }
 
-/// Adds `value` to the distinct values of `field` in a `{field: [values]}` document.
-fn push_distinct(doc: &mut Map<String, Value>, field: &str, value: String) {
+/// Adds `value` to the distinct values of `field` in a `{field: [values]}` document; `seen`
+/// holds the pairs added so far (a set, not a scan: a dataset may carry thousands of tags).
+fn push_distinct(
+    doc: &mut Map<String, Value>,
+    seen: &mut std::collections::HashSet<(String, String)>,
+    field: &str,
+    value: String,
+) {
+    if !seen.insert((field.to_string(), value.clone())) {
+        return;
+    }
     let values = doc
         .entry(field.to_string())
         .or_insert_with(|| Value::Array(Vec::new()));
     if let Value::Array(a) = values {
-        let v = Value::String(value);
-        if !a.contains(&v) {
-            a.push(v);
-        }
+        a.push(Value::String(value));
     }
 }
 
@@ -183,11 +189,12 @@ impl Row {
         let mut names: Vec<String> = Vec::new();
         let mut tsv = TsvectorBuilder::default();
         let mut tsv_title = TsvectorBuilder::default();
+        let mut seen = std::collections::HashSet::new();
         for (field, value) in &doc.fields {
             let value = clean(value);
             let field = clean(field);
             match kind(&field) {
-                FieldKind::String => push_distinct(&mut fields, &field, value),
+                FieldKind::String => push_distinct(&mut fields, &mut seen, &field, value),
                 k @ (FieldKind::Text | FieldKind::TextGeneral) => {
                     tsv.add(&field, k, &value);
                     if RANKED_FIELDS.contains(&field.as_str()) {
@@ -200,7 +207,7 @@ impl Row {
             names.push(field);
         }
         for (field, at) in &doc.dates {
-            push_distinct(&mut dates, field, iso(at));
+            push_distinct(&mut dates, &mut seen, field, iso(at));
             names.push(clean(field));
         }
         names.sort_unstable();

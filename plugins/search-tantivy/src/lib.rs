@@ -481,6 +481,9 @@ fn to_doc(f: &Fields, d: &IndexDocument) -> TantivyDocument {
     let mut g: BTreeMap<String, Vec<OwnedValue>> = BTreeMap::new();
     let mut dates: BTreeMap<String, Vec<OwnedValue>> = BTreeMap::new();
     let mut present: Vec<&str> = Vec::new();
+    // Each value once per field, in first-seen order: a set, not a scan of the list (a
+    // dataset may carry thousands of tags).
+    let mut seen: std::collections::HashSet<(&str, &str)> = std::collections::HashSet::new();
     for (field, value) in &d.fields {
         let target = match kind(field) {
             FieldKind::String => &mut s,
@@ -488,10 +491,11 @@ fn to_doc(f: &Fields, d: &IndexDocument) -> TantivyDocument {
             FieldKind::TextGeneral => &mut g,
             FieldKind::Date => continue,
         };
-        let vals = target.entry(field.clone()).or_default();
-        let v = OwnedValue::Str(value.clone());
-        if !vals.contains(&v) {
-            vals.push(v);
+        if seen.insert((field, value)) {
+            target
+                .entry(field.clone())
+                .or_default()
+                .push(OwnedValue::Str(value.clone()));
         }
         present.push(field);
     }

@@ -43,6 +43,8 @@ pub struct CatalogConfig {
     pub server: ServerConfig,
     /// Bounds on what one request may hold (list lengths).
     pub limits: LimitsConfig,
+    /// Memory the in-process caches may hold.
+    pub cache: CacheConfig,
 }
 
 impl Default for CatalogConfig {
@@ -64,6 +66,24 @@ impl Default for CatalogConfig {
             max_field_chars: 100_000,
             server: ServerConfig::default(),
             limits: LimitsConfig::default(),
+            cache: CacheConfig::default(),
+        }
+    }
+}
+
+/// `catalog.cache.*`: the in-process caches' memory budgets.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CacheConfig {
+    /// Bytes (estimated) the `package_show` cache of the embedded deployment may hold; 0 turns
+    /// it off.
+    pub package_show_bytes: usize,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            package_show_bytes: 64 * 1024 * 1024,
         }
     }
 }

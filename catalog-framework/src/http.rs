@@ -433,6 +433,7 @@ async fn action_handler(State(app): State<AppState>, req: Request) -> Response {
             query_to_params(q)
                 .get("callback")
                 .and_then(Value::as_str)
+                .filter(|cb| is_js_callback(cb))
                 .map(str::to_string)
         })
     } else {
@@ -481,6 +482,16 @@ async fn action_handler(State(app): State<AppState>, req: Request) -> Response {
     }
 }
 
+/// A JSONP callback we wrap an answer in: a JavaScript name or member path
+/// (`jQuery1234_5678`, `cb.done`, `a[0]`), at most 128 characters. Anything else could turn the
+/// answer into script the caller did not mean (CKAN only HTML-escapes it); it gets plain JSON.
+fn is_js_callback(cb: &str) -> bool {
+    let mut chars = cb.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && cb.len() <= 128
+        && chars.all(|c| c.is_ascii_alphanumeric() || "_$.[]".contains(c))
+}
+
 fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -509,6 +520,16 @@ pub type SharedApp = Arc<crate::context::App>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_script_names_are_jsonp_callbacks() {
+        for ok in ["cb", "jQuery1234_5678", "a.b", "$x", "w[0]"] {
+            assert!(is_js_callback(ok), "{ok}");
+        }
+        for bad in ["", "<script>", "alert(1)//", "1a", "a b", &"a".repeat(129)] {
+            assert!(!is_js_callback(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn action_names_decode_leniently() {

@@ -82,13 +82,14 @@ pub async fn build_app(
             data_dir: data_dir.clone(),
         })
         .await?;
+    let config_cache_bytes = config.catalog.cache.package_show_bytes;
     let app = Arc::new(context::App {
         config,
         store,
         registry,
         data_dir,
         search: search::indexer::SearchService::new(backend),
-        package_cache: cache::PackageCache::new(sqlite),
+        package_cache: cache::PackageCache::new(sqlite, config_cache_bytes),
         dcat,
     });
     prepare_search(&app).await?;

@@ -117,7 +117,13 @@ pub fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,sqlx=warn".into()),
+                // tantivy warns "couldn't find segment in SegmentManager" when a background
+                // merge finishes after a commit dropped one of its input segments for having
+                // no live document left (every dataset in it was re-indexed since): the merge
+                // is abandoned and nothing is lost. Frequent small commits make it common.
+                .unwrap_or_else(|_| {
+                    "info,sqlx=warn,tantivy::indexer::segment_manager=error".into()
+                }),
         )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))

@@ -3,5 +3,8 @@
 //! HTTP server's limits. Issue: "no crash, no lost write, no stall".
 
 mod concurrency;
+mod crash;
+mod fuzz;
 mod http_layer;
+mod limits;
 mod support;

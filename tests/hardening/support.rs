@@ -2,7 +2,6 @@
 //! scratch PostgreSQL database created for the test and dropped after it), and a client.
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -282,10 +281,6 @@ impl Server {
     /// True while the process runs.
     pub fn alive(&mut self) -> bool {
         matches!(self.child.as_mut().map(|c| c.try_wait()), Some(Ok(None)))
-    }
-
-    pub fn data_dir(&self) -> PathBuf {
-        self.data_dir.path().to_path_buf()
     }
 
     pub fn addr(&self) -> String {

@@ -174,6 +174,22 @@ pub async fn user_labels(ctx: &mut ActionContext) -> CkanResult<Vec<String>> {
     Ok(labels)
 }
 
+/// The search filter of the datasets the caller may read: any of the caller's labels; `None`
+/// for sysadmins and internal (`ignore_auth`) callers, who read everything.
+pub async fn label_filter(ctx: &mut ActionContext) -> CkanResult<Option<crate::search::Query>> {
+    use crate::search::Query;
+    if ctx.is_sysadmin() || ctx.ignore_auth {
+        return Ok(None);
+    }
+    let labels = user_labels(ctx).await?;
+    Ok(Some(Query::or(
+        labels
+            .iter()
+            .map(|l| Query::term("permission_labels", l))
+            .collect(),
+    )))
+}
+
 /// Whether the caller may read a dataset (labels intersect; sysadmins always).
 pub async fn can_read_package(ctx: &mut ActionContext, pkg: &PackageRow) -> CkanResult<bool> {
     if ctx.is_sysadmin() {

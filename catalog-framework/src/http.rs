@@ -249,6 +249,27 @@ impl BadRequest {
     }
 }
 
+/// The next chunk of a multipart field, waiting at most `pause`; `total` counts the body's bytes
+/// so far, which must stay within `limit`.
+async fn next_chunk(
+    field: &mut axum::extract::multipart::Field<'_>,
+    pause: Duration,
+    total: &mut usize,
+    limit: usize,
+) -> Result<Option<bytes::Bytes>, BadRequest> {
+    let chunk = tokio::time::timeout(pause, field.chunk())
+        .await
+        .map_err(|_| BadRequest::timeout())?
+        .map_err(BadRequest::multipart)?;
+    if let Some(c) = &chunk {
+        *total += c.len();
+        if *total > limit {
+            return Err(BadRequest::too_large());
+        }
+    }
+    Ok(chunk)
+}
+
 /// A multipart body: fields in memory (bounded), files streamed to temporary files under the
 /// data directory, never whole in memory.
 async fn decode_multipart(
@@ -285,16 +306,7 @@ async fn decode_multipart(
                     .await
                     .map_err(|e| BadRequest::multipart(crate::error::internal(e)))?;
                 let mut size = 0u64;
-                loop {
-                    let chunk = tokio::time::timeout(pause, field.chunk())
-                        .await
-                        .map_err(|_| BadRequest::timeout())?
-                        .map_err(BadRequest::multipart)?;
-                    let Some(chunk) = chunk else { break };
-                    total += chunk.len();
-                    if total > limit {
-                        return Err(BadRequest::too_large());
-                    }
+                while let Some(chunk) = next_chunk(&mut field, pause, &mut total, limit).await? {
                     size += chunk.len() as u64;
                     tokio::io::AsyncWriteExt::write_all(&mut file, &chunk)
                         .await
@@ -314,16 +326,7 @@ async fn decode_multipart(
             }
             None => {
                 let mut value = Vec::new();
-                loop {
-                    let chunk = tokio::time::timeout(pause, field.chunk())
-                        .await
-                        .map_err(|_| BadRequest::timeout())?
-                        .map_err(BadRequest::multipart)?;
-                    let Some(chunk) = chunk else { break };
-                    total += chunk.len();
-                    if total > limit {
-                        return Err(BadRequest::too_large());
-                    }
+                while let Some(chunk) = next_chunk(&mut field, pause, &mut total, limit).await? {
                     value.extend_from_slice(&chunk);
                 }
                 fields.push((name, String::from_utf8_lossy(&value).into_owned()));

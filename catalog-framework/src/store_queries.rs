@@ -287,8 +287,55 @@ pub struct PackageRow {
     pub data: String,
 }
 
+/// The columns [`PackageRow::from_row`] reads (`data` may be left out: it is then empty).
+pub const PACKAGE_COLS: &str =
+    "id, name, type, state, private, owner_org, creator_user_id, metadata_modified, data";
+
+impl PackageRow {
+    pub fn from_row(r: &AnyRow) -> PackageRow {
+        PackageRow {
+            id: r.s("id"),
+            name: r.s("name"),
+            dataset_type: r.s("type"),
+            state: r.s("state"),
+            private: r.b("private"),
+            owner_org: r.os("owner_org"),
+            creator_user_id: r.os("creator_user_id"),
+            metadata_modified: r.s("metadata_modified"),
+            data: r.s("data"),
+        }
+    }
+}
+
 pub async fn package_by_ref(conn: &mut AnyConnection, r: &str) -> sqlx::Result<Option<PackageRow>> {
     package_by_ref_locked(conn, r, Lock::None).await
+}
+
+/// The summary rows (without `data`) of the datasets with these ids, in no order.
+pub async fn package_summaries(
+    conn: &mut AnyConnection,
+    ids: &[String],
+) -> sqlx::Result<Vec<PackageRow>> {
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(500) {
+        let placeholders: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "SELECT id, name, type, state, private, owner_org, creator_user_id, metadata_modified \
+             FROM package WHERE id IN ({})",
+            placeholders.join(", ")
+        );
+        let mut q = sqlx::query(&sql);
+        for id in chunk {
+            q = q.bind(id);
+        }
+        out.extend(
+            q.fetch_all(&mut *conn)
+                .await?
+                .iter()
+                .map(PackageRow::from_row),
+        );
+    }
+    Ok(out)
 }
 
 /// [`package_by_ref`] with a row lock.
@@ -298,22 +345,33 @@ pub async fn package_by_ref_locked(
     lock: Lock,
 ) -> sqlx::Result<Option<PackageRow>> {
     let sql = format!(
-        "SELECT id, name, type, state, private, owner_org, creator_user_id, metadata_modified, data \
-         FROM package WHERE id = $1 OR name = $1 ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1{}",
+        "SELECT {PACKAGE_COLS} FROM package WHERE id = $1 OR name = $1 \
+         ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1{}",
         lock.clause()
     );
     let row = sqlx::query(&sql).bind(r).fetch_optional(conn).await?;
-    Ok(row.map(|r| PackageRow {
-        id: r.s("id"),
-        name: r.s("name"),
-        dataset_type: r.s("type"),
-        state: r.s("state"),
-        private: r.b("private"),
-        owner_org: r.os("owner_org"),
-        creator_user_id: r.os("creator_user_id"),
-        metadata_modified: r.s("metadata_modified"),
-        data: r.s("data"),
-    }))
+    Ok(row.as_ref().map(PackageRow::from_row))
+}
+
+/// The free tags (no vocabulary) of these names that exist: `(id, name)`, in no order.
+pub async fn free_tags_by_name(
+    conn: &mut AnyConnection,
+    names: &[String],
+) -> sqlx::Result<Vec<(String, String)>> {
+    let mut out = Vec::with_capacity(names.len());
+    for chunk in names.chunks(500) {
+        let placeholders: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "SELECT id, name FROM tag WHERE vocabulary_id = '' AND name IN ({})",
+            placeholders.join(", ")
+        );
+        let mut q = sqlx::query_as::<_, (String, String)>(&sql);
+        for n in chunk {
+            q = q.bind(n);
+        }
+        out.extend(q.fetch_all(&mut *conn).await?);
+    }
+    Ok(out)
 }
 
 /// Active memberships of a user: `(group_id, capacity)`.

@@ -1013,34 +1013,12 @@ async fn unreadable_datasets(
     }
     let mine = authz::user_labels(ctx).await?;
     let collaborators = ctx.config().catalog.auth.allow_dataset_collaborators;
-    for chunk in ids.chunks(500) {
-        let placeholders: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
-        let sql = format!(
-            "SELECT id, name, type, state, private, owner_org, creator_user_id FROM package WHERE id IN ({})",
-            placeholders.join(", ")
-        );
-        let mut query = sqlx::query(&sql);
-        for id in chunk {
-            query = query.bind(id);
-        }
-        for r in query.fetch_all(ctx.db().await?).await? {
-            let pkg = q::PackageRow {
-                id: r.s("id"),
-                name: r.s("name"),
-                dataset_type: r.s("type"),
-                state: r.s("state"),
-                private: r.b("private"),
-                owner_org: r.os("owner_org"),
-                creator_user_id: r.os("creator_user_id"),
-                metadata_modified: String::new(),
-                data: String::new(),
-            };
-            if !authz::dataset_labels(&pkg, collaborators)
-                .iter()
-                .any(|l| mine.contains(l))
-            {
-                hidden.insert(pkg.id);
-            }
+    for pkg in q::package_summaries(ctx.db().await?, &ids).await? {
+        if !authz::dataset_labels(&pkg, collaborators)
+            .iter()
+            .any(|l| mine.contains(l))
+        {
+            hidden.insert(pkg.id);
         }
     }
     Ok(hidden)

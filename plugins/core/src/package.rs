@@ -327,16 +327,9 @@ async fn prepare_tags(
         }
         let conn = ctx.db().await?;
         insert.execute(&mut *conn).await?;
-        let placeholders: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
-        let sql = format!(
-            "SELECT id, name FROM tag WHERE vocabulary_id = '' AND name IN ({})",
-            placeholders.join(", ")
-        );
-        let mut select = sqlx::query_as::<_, (String, String)>(&sql);
-        for name in chunk {
-            select = select.bind(name);
-        }
-        for (id, name) in select.fetch_all(&mut *conn).await? {
+        for (id, name) in
+            catalog_framework::store_queries::free_tags_by_name(&mut *conn, chunk).await?
+        {
             ids.insert(name, id);
         }
     }

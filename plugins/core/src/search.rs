@@ -1,7 +1,7 @@
 //! `package_search`: CKAN's parameters, filters, permission rules and result shape
 //! (spec/ckan-read-api.md §5), answered by the configured search backend.
 
-use catalog_framework::authz::user_labels;
+use catalog_framework::authz::label_filter;
 use catalog_framework::error::{search_error, search_query_error};
 use catalog_framework::prelude::*;
 use catalog_framework::search::query::{parse_dismax, parse_lucene, parse_q, QueryError};
@@ -306,15 +306,7 @@ pub async fn run(ctx: &mut ActionContext, o: SearchOptions) -> CkanResult<Value>
         }
         filters.push(Query::or(states));
     }
-    if !ctx.is_sysadmin() {
-        let labels = user_labels(ctx).await?;
-        filters.push(Query::or(
-            labels
-                .iter()
-                .map(|l| Query::term("permission_labels", l))
-                .collect(),
-        ));
-    }
+    filters.extend(label_filter(ctx).await?);
     let facet_fields = if o.facet {
         o.facet_fields.clone()
     } else {

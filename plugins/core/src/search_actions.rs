@@ -429,15 +429,7 @@ fn tag_terms(p: &Params) -> Vec<String> {
 /// docs/API-COMPAT.md).
 async fn visible_values(ctx: &mut ActionContext, field: &str) -> CkanResult<Vec<(String, u64)>> {
     let mut filters = vec![Query::term("state", "active")];
-    if !ctx.is_sysadmin() && !ctx.ignore_auth {
-        let labels = authz::user_labels(ctx).await?;
-        filters.push(Query::or(
-            labels
-                .iter()
-                .map(|l| Query::term("permission_labels", l))
-                .collect(),
-        ));
-    }
+    filters.extend(authz::label_filter(ctx).await?);
     let req = SearchRequest {
         query: Query::All,
         filters,
@@ -464,19 +456,7 @@ async fn free_tags(
 ) -> CkanResult<Vec<(String, String)>> {
     names.sort_unstable();
     names.dedup();
-    let mut out = Vec::with_capacity(names.len());
-    for chunk in names.chunks(500) {
-        let placeholders: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
-        let sql = format!(
-            "SELECT id, name FROM tag WHERE vocabulary_id = '' AND name IN ({})",
-            placeholders.join(", ")
-        );
-        let mut query = sqlx::query_as::<_, (String, String)>(&sql);
-        for n in chunk {
-            query = query.bind(n);
-        }
-        out.extend(query.fetch_all(ctx.db().await?).await?);
-    }
+    let mut out = q::free_tags_by_name(ctx.db().await?, &names).await?;
     // CKAN leaves the order unspecified; code-point order of names, the same on every store.
     out.sort_by(|a, b| a.1.cmp(&b.1));
     Ok(out)
@@ -654,17 +634,7 @@ pub async fn package_autocomplete(ctx: &mut ActionContext, p: Params) -> CkanRes
     let collaborators = ctx.config().catalog.auth.allow_dataset_collaborators;
     let (mut by_name, mut by_title) = (Vec::new(), Vec::new());
     for r in &rows {
-        let pkg = PackageRow {
-            id: r.s("id"),
-            name: r.s("name"),
-            dataset_type: r.s("type"),
-            state: r.s("state"),
-            private: r.b("private"),
-            owner_org: r.os("owner_org"),
-            creator_user_id: r.os("creator_user_id"),
-            metadata_modified: r.s("metadata_modified"),
-            data: String::new(),
-        };
+        let pkg = PackageRow::from_row(r);
         if let Some(mine) = &labels {
             if !authz::dataset_labels(&pkg, collaborators)
                 .iter()
@@ -673,7 +643,7 @@ pub async fn package_autocomplete(ctx: &mut ActionContext, p: Params) -> CkanRes
                 continue;
             }
         }
-        let doc: Value = serde_json::from_str(&r.s("data"))?;
+        let doc: Value = serde_json::from_str(&pkg.data)?;
         let title = doc["title"]
             .as_str()
             .filter(|t| !t.trim().is_empty())
@@ -871,15 +841,7 @@ pub(crate) async fn dataset_counts(
     match scope {
         CountScope::VisibleToCaller => {
             filters.push(Query::term("entity_type", "package"));
-            if !ctx.is_sysadmin() && !ctx.ignore_auth {
-                let labels = authz::user_labels(ctx).await?;
-                filters.push(Query::or(
-                    labels
-                        .iter()
-                        .map(|l| Query::term("permission_labels", l))
-                        .collect(),
-                ));
-            }
+            filters.extend(authz::label_filter(ctx).await?);
         }
         CountScope::AllOfTypeDataset => filters.push(Query::term("dataset_type", "dataset")),
     }

@@ -12,10 +12,21 @@ use oxigraph::model::NamedOrBlankNode;
 
 /// The settings of this app; the framework checked them at start-up.
 pub fn settings(ctx: &ActionContext) -> CkanResult<&DcatSettings> {
-    ctx.app
-        .dcat
+    app_settings(&ctx.app)
+}
+
+fn app_settings(app: &App) -> CkanResult<&DcatSettings> {
+    app.dcat
         .as_ref()
         .ok_or_else(|| internal("the DCAT settings were not loaded"))
+}
+
+/// What profiles see of the app while they build a graph.
+fn dcat_context(app: &App) -> CkanResult<DcatContext<'_>> {
+    Ok(DcatContext {
+        config: &app.config,
+        settings: app_settings(app)?,
+    })
 }
 
 /// The profiles named by `profiles` (comma-separated, in order), else the configured ones.
@@ -90,13 +101,7 @@ pub async fn dataset_document(
     let format = format?;
     let app = ctx.app.clone();
     catalog_framework::blocking::run(move || {
-        let cx = DcatContext {
-            config: &app.config,
-            settings: app
-                .dcat
-                .as_ref()
-                .ok_or_else(|| internal("the DCAT settings were not loaded"))?,
-        };
+        let cx = dcat_context(&app)?;
         let mut g = RdfGraph::new();
         if let Some(d) = dataset.as_object() {
             cx.add_dataset(&mut g, d, &as_refs(&profiles));
@@ -382,13 +387,7 @@ pub async fn catalog_document(
     let query = query.clone();
     let path = path.to_string();
     catalog_framework::blocking::run(move || {
-        let cx = DcatContext {
-            config: &app.config,
-            settings: app
-                .dcat
-                .as_ref()
-                .ok_or_else(|| internal("the DCAT settings were not loaded"))?,
-        };
+        let cx = dcat_context(&app)?;
         to_bytes(&catalog_graph(&cx, &page, &query, &path), format)
     })
     .await?

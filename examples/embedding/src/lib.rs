@@ -39,10 +39,12 @@ async fn hello(State(app): State<AppState>) -> Json<Value> {
 
 /// Serves [`router`] on a bound listener until the process ends, with what
 /// `catalog_framework::http::serve` adds around its own router: the background task that
-/// brings the search index up to changes made by other processes.
+/// brings the search index up to changes made by other processes, and the catalog's server
+/// with its connection limits and timeouts (`catalog.server.*`, docs/SECURITY.md).
 pub async fn serve(app: AppState, listener: tokio::net::TcpListener) -> std::io::Result<()> {
     let sync = catalog_framework::search::indexer::spawn_background_sync(app.clone());
-    let result = axum::serve(listener, router(app)).await;
+    let limits = catalog_framework::server::ServerLimits::from_config(&app.config.catalog.server);
+    let result = catalog_framework::server::serve(listener, router(app), limits).await;
     sync.abort();
     result
 }

@@ -59,6 +59,8 @@ pub struct ActionContext {
     pub uploads: Vec<Upload>,
     /// True once a write action ran: the call then needs a transaction.
     write: bool,
+    /// Action calls in progress in this context (nested calls included).
+    depth: u32,
     db: Db,
     _write_guard: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
@@ -71,6 +73,7 @@ impl ActionContext {
             ignore_auth: false,
             uploads: Vec::new(),
             write: false,
+            depth: 0,
             db: Db::None,
             _write_guard: None,
         }
@@ -213,11 +216,18 @@ impl ActionContext {
             .action(action)
             .cloned()
             .ok_or_else(|| not_found("Action function not found"))?;
-        crate::params::check_input(&params, self.app.config.catalog.limits.max_list_items)?;
+        // What enters from outside is checked once; nested calls pass on what the outer action
+        // built from checked input or from the store.
+        if self.depth == 0 {
+            crate::params::check_input(&params, self.app.config.catalog.limits.max_list_items)?;
+        }
         if !act.side_effect_free() {
             self.begin_write().await;
         }
-        act.run(self, params).await
+        self.depth += 1;
+        let result = act.run(self, params).await;
+        self.depth -= 1;
+        result
     }
 
     /// Runs a top-level action call and commits its transaction when it succeeds.
@@ -227,6 +237,15 @@ impl ActionContext {
     /// in a new transaction, so it sees the winner's write: a name taken meanwhile then gets
     /// the action's own validation message instead of a database error.
     pub async fn run_top(self, action: &str, params: Params) -> CkanResult<Value> {
+        // Only writes can lose a race: a read runs once, without keeping a copy of its params.
+        let writes = self
+            .app
+            .registry
+            .action(action)
+            .is_some_and(|a| !a.side_effect_free());
+        if !writes {
+            return self.run_once(action, params).await;
+        }
         let app = self.app.clone();
         let user = self.user.clone();
         let ignore_auth = self.ignore_auth;
@@ -234,26 +253,28 @@ impl ActionContext {
         let mut ctx = self;
         let mut attempt = 0u32;
         loop {
-            match ctx.run_once(action, params.clone()).await {
-                Err(e) if e.kind == ErrorKind::Conflict && attempt < CONFLICT_RETRIES => {
-                    attempt += 1;
-                    tracing::debug!(action, attempt, "store conflict: running the call again");
-                    tokio::time::sleep(retry_delay(attempt)).await;
-                    ctx = ActionContext::new(app.clone(), user.clone());
-                    ctx.ignore_auth = ignore_auth;
-                    ctx.uploads = uploads.clone();
-                }
-                Err(e) if e.kind == ErrorKind::Conflict => {
-                    tracing::warn!(
-                        action,
-                        "store conflict persisted after {CONFLICT_RETRIES} retries"
-                    );
-                    return Err(crate::error::validation_message(
-                        "The data was changed by another request at the same time; please try again",
-                    ));
-                }
+            let e = match ctx.run_once(action, params.clone()).await {
+                Err(e) if e.kind == ErrorKind::Conflict => e,
                 other => return other,
+            };
+            // A unique key taken by a concurrent commit is settled by one more run (it then
+            // sees the winner's row); a duplicate that persists is not a race.
+            let duplicate = e.message() == Some(crate::error::DUPLICATE_KEY);
+            let limit = if duplicate { 1 } else { CONFLICT_RETRIES };
+            if attempt >= limit {
+                tracing::warn!(action, attempt, error = %e, "store conflict persisted");
+                return Err(crate::error::validation_message(if duplicate {
+                    "A record with this id or name already exists"
+                } else {
+                    "The data was changed by another request at the same time; please try again"
+                }));
             }
+            attempt += 1;
+            tracing::debug!(action, attempt, "store conflict: running the call again");
+            tokio::time::sleep(retry_delay(attempt)).await;
+            ctx = ActionContext::new(app.clone(), user.clone());
+            ctx.ignore_auth = ignore_auth;
+            ctx.uploads = uploads.clone();
         }
     }
 

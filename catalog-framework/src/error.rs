@@ -132,9 +132,9 @@ impl From<sqlx::Error> for CkanError {
             if matches!(code.as_deref(), Some("22021" | "22P05")) {
                 return validation_message(crate::params::NUL_MESSAGE);
             }
-            if is_conflict(code.as_deref()) {
+            if let Some(what) = conflict(code.as_deref()) {
                 tracing::debug!(error = %db, "store conflict");
-                return with_message(ErrorKind::Conflict, "Conflict".into());
+                return with_message(ErrorKind::Conflict, what.into());
             }
         }
         internal(format!("database: {e}"))
@@ -147,13 +147,19 @@ impl From<serde_json::Error> for CkanError {
     }
 }
 
-/// Database errors that mean "lost a race": PostgreSQL's unique violation, serialization
-/// failure and deadlock; SQLite's busy and unique/primary-key constraint codes.
-fn is_conflict(code: Option<&str>) -> bool {
-    matches!(
-        code,
-        Some("23505" | "40001" | "40P01" | "5" | "261" | "517" | "2067" | "1555")
-    )
+/// The message of a [`ErrorKind::Conflict`] from a unique key: settled by one more run when it
+/// was a race, a real duplicate otherwise.
+pub const DUPLICATE_KEY: &str = "Duplicate key";
+
+/// Database errors that mean "lost a race", and which kind: PostgreSQL's unique violation
+/// ([`DUPLICATE_KEY`]), serialization failure and deadlock; SQLite's unique and primary-key
+/// constraints, and busy (another process holds the write lock).
+fn conflict(code: Option<&str>) -> Option<&'static str> {
+    match code? {
+        "23505" | "2067" | "1555" => Some(DUPLICATE_KEY),
+        "40001" | "40P01" | "5" | "261" | "517" => Some("Conflict"),
+        _ => None,
+    }
 }
 
 #[derive(Default, Debug)]

@@ -2,7 +2,6 @@
 //! envelope. Handlers stay thin; the error table lives in [`crate::error`].
 
 use std::sync::Arc;
-
 use std::time::Duration;
 
 use axum::body::Body;
@@ -247,6 +246,15 @@ impl BadRequest {
     fn multipart(e: impl std::fmt::Display) -> BadRequest {
         BadRequest(StatusCode::BAD_REQUEST, format!("Bad request: {e}"))
     }
+
+    /// Our failure, not the request's (a temporary file that cannot be written): logged, 500.
+    fn server(e: impl std::fmt::Display) -> BadRequest {
+        tracing::error!(error = %e, "storing an upload");
+        BadRequest(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Internal Server Error".into(),
+        )
+    }
 }
 
 /// The next chunk of a multipart field, waiting at most `pause`; `total` counts the body's bytes
@@ -298,23 +306,23 @@ async fn decode_multipart(
             Some(filename) => {
                 tokio::fs::create_dir_all(&tmp_dir)
                     .await
-                    .map_err(|e| BadRequest::multipart(crate::error::internal(e)))?;
+                    .map_err(BadRequest::server)?;
                 let temp = tempfile::NamedTempFile::new_in(&tmp_dir)
-                    .map_err(|e| BadRequest::multipart(crate::error::internal(e)))?
+                    .map_err(BadRequest::server)?
                     .into_temp_path();
                 let mut file = tokio::fs::File::create(&temp)
                     .await
-                    .map_err(|e| BadRequest::multipart(crate::error::internal(e)))?;
+                    .map_err(BadRequest::server)?;
                 let mut size = 0u64;
                 while let Some(chunk) = next_chunk(&mut field, pause, &mut total, limit).await? {
                     size += chunk.len() as u64;
                     tokio::io::AsyncWriteExt::write_all(&mut file, &chunk)
                         .await
-                        .map_err(|e| BadRequest::multipart(crate::error::internal(e)))?;
+                        .map_err(BadRequest::server)?;
                 }
                 tokio::io::AsyncWriteExt::flush(&mut file)
                     .await
-                    .map_err(|e| BadRequest::multipart(crate::error::internal(e)))?;
+                    .map_err(BadRequest::server)?;
                 fields.push((name.clone(), filename.clone()));
                 uploads.push(Upload {
                     field: name,
@@ -386,31 +394,9 @@ pub async fn identify(app: &AppState, headers: &HeaderMap) -> Option<Principal> 
 /// UTF-8 (or holds a slash) is simply not a known action.
 fn action_name(uri: &Uri) -> String {
     let raw = uri.path().rsplit_once("/action/").map_or("", |(_, n)| n);
-    let bytes: Vec<u8> = percent_decode(raw.as_bytes());
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
-fn percent_decode(s: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(s.len());
-    let mut i = 0;
-    while i < s.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (
-            s[i],
-            s.get(i + 1).and_then(|b| hex(*b)),
-            s.get(i + 2).and_then(|b| hex(*b)),
-        ) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    out
+    percent_encoding::percent_decode_str(raw)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 async fn action_handler(State(app): State<AppState>, req: Request) -> Response {

@@ -122,6 +122,14 @@ pub const USER_COLS: &str =
     "id, name, email, fullname, about, password_hash, sysadmin, state, created, image_url, \
      last_active, email_notifications, plugin_extras";
 
+/// `$1, $2, …, $n`: the placeholders of an `IN (…)` list.
+pub fn placeholders(n: usize) -> String {
+    (1..=n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The row lock a read takes inside a write transaction (PostgreSQL only: on SQLite the write
 /// transaction already excludes every other writer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -257,10 +265,9 @@ pub async fn groups_by_ids(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let placeholders: Vec<String> = (1..=ids.len()).map(|i| format!("${i}")).collect();
     let sql = format!(
         "SELECT {GROUP_COLS} FROM catalog_group WHERE id IN ({})",
-        placeholders.join(",")
+        placeholders(ids.len())
     );
     let mut q = sqlx::query(&sql);
     for id in ids {
@@ -318,11 +325,10 @@ pub async fn package_summaries(
 ) -> sqlx::Result<Vec<PackageRow>> {
     let mut out = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(500) {
-        let placeholders: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
         let sql = format!(
             "SELECT id, name, type, state, private, owner_org, creator_user_id, metadata_modified \
              FROM package WHERE id IN ({})",
-            placeholders.join(", ")
+            placeholders(chunk.len())
         );
         let mut q = sqlx::query(&sql);
         for id in chunk {
@@ -360,10 +366,9 @@ pub async fn free_tags_by_name(
 ) -> sqlx::Result<Vec<(String, String)>> {
     let mut out = Vec::with_capacity(names.len());
     for chunk in names.chunks(500) {
-        let placeholders: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
         let sql = format!(
             "SELECT id, name FROM tag WHERE vocabulary_id = '' AND name IN ({})",
-            placeholders.join(", ")
+            placeholders(chunk.len())
         );
         let mut q = sqlx::query_as::<_, (String, String)>(&sql);
         for n in chunk {

@@ -397,10 +397,9 @@ async fn group_titles(
     if !matches!(field, "groups" | "organization") || values.is_empty() {
         return Ok(Default::default());
     }
-    let placeholders: Vec<String> = (1..=values.len()).map(|i| format!("${i}")).collect();
     let sql = format!(
         "SELECT name, title FROM catalog_group WHERE name IN ({})",
-        placeholders.join(", ")
+        catalog_framework::store_queries::placeholders(values.len())
     );
     let mut q = sqlx::query_as::<_, (String, Option<String>)>(&sql);
     for (v, _) in values {

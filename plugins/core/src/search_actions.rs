@@ -449,14 +449,9 @@ async fn visible_values(ctx: &mut ActionContext, field: &str) -> CkanResult<Vec<
         .unwrap_or_default())
 }
 
-/// The stored free tags of these names, as `(id, name)` in name order.
-async fn free_tags(
-    ctx: &mut ActionContext,
-    mut names: Vec<String>,
-) -> CkanResult<Vec<(String, String)>> {
-    names.sort_unstable();
-    names.dedup();
-    let mut out = q::free_tags_by_name(ctx.db().await?, &names).await?;
+/// The stored free tags of these (distinct) names, as `(id, name)` in name order.
+async fn free_tags(ctx: &mut ActionContext, names: &[String]) -> CkanResult<Vec<(String, String)>> {
+    let mut out = q::free_tags_by_name(ctx.db().await?, names).await?;
     // CKAN leaves the order unspecified; code-point order of names, the same on every store.
     out.sort_by(|a, b| a.1.cmp(&b.1));
     Ok(out)
@@ -491,7 +486,7 @@ async fn tag_search_rows(
         .skip(paging[0].unwrap_or(0))
         .take(paging[1].unwrap_or(usize::MAX))
         .collect();
-    Ok((free_tags(ctx, page).await?, count))
+    Ok((free_tags(ctx, &page).await?, count))
 }
 
 pub async fn tag_search(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
@@ -530,12 +525,12 @@ pub async fn tag_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
         if let Some(v) = opt_str(&p, "vocabulary_id").filter(|s| !s.is_empty()) {
             return Err(not_found(format!("could not find vocabulary '{v}'")));
         }
-        let names = visible_values(ctx, "tags")
+        let names: Vec<String> = visible_values(ctx, "tags")
             .await?
             .into_iter()
             .map(|(name, _)| name)
             .collect();
-        free_tags(ctx, names).await?
+        free_tags(ctx, &names).await?
     };
     Ok(Value::Array(
         tags.into_iter()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CKAN acceptance: runs acceptance/ckanapi_foundation.py and ckanapi_search.py (the real `ckanapi`
-# client) and dcat_rdf.py (the DCAT RDF endpoints, parsed with rdflib and checked with the vendored
-# SHACL validator in conformance-tests/dcat-ap) against a fresh `catalog serve` in a temporary data
+# client), dcat_rdf.py (the DCAT RDF endpoints, parsed with rdflib and checked with the vendored
+# SHACL validator in conformance-tests/dcat-ap) and schemathesis (every action, from the OpenAPI
+# description at /api/3/openapi.json) against a fresh `catalog serve` in a temporary data
 # directory.
 #
 #   acceptance/run.sh            # uses $CATALOG_BIN, else $CARGO_TARGET_DIR/debug/catalog
@@ -39,23 +40,32 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Python environment first, so a registry problem shows before anything else runs.
-if [ ! -x "$VENV/bin/python" ]; then
-    echo "acceptance: creating venv $VENV"
-    "$PYTHON" -m venv "$VENV" || {
-        echo "acceptance: FAILED: could not create a venv with $PYTHON (install python3 and its venv module)" >&2
-        exit 1
-    }
-fi
-REQ_STAMP="$VENV/.catalog-acceptance-requirements"
-if ! cmp -s "$ROOT/acceptance/requirements.txt" "$REQ_STAMP"; then
-    echo "acceptance: installing acceptance/requirements.txt into $VENV"
-    "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$ROOT/acceptance/requirements.txt" || {
-        echo "acceptance: FAILED: pip could not install acceptance/requirements.txt (is the package index reachable?)" >&2
-        exit 1
-    }
-    cp "$ROOT/acceptance/requirements.txt" "$REQ_STAMP"
-fi
+# Python environments first, so a registry problem shows before anything else runs.
+# ensure_venv DIR REQUIREMENTS: creates the venv and installs the pinned requirements once
+# (again only when the requirements file changes).
+ensure_venv() {
+    local venv=$1 req=$2
+    if [ ! -x "$venv/bin/python" ]; then
+        echo "acceptance: creating venv $venv"
+        "$PYTHON" -m venv "$venv" || {
+            echo "acceptance: FAILED: could not create a venv with $PYTHON (install python3 and its venv module)" >&2
+            exit 1
+        }
+    fi
+    local stamp="$venv/.catalog-acceptance-requirements"
+    if ! cmp -s "$req" "$stamp"; then
+        echo "acceptance: installing $req into $venv"
+        "$venv/bin/python" -m pip install --disable-pip-version-check -q -r "$req" || {
+            echo "acceptance: FAILED: pip could not install $req (is the package index reachable?)" >&2
+            exit 1
+        }
+        cp "$req" "$stamp"
+    fi
+}
+ensure_venv "$VENV" "$ROOT/acceptance/requirements.txt"
+# schemathesis (the last step) in a venv of its own: its dependencies are not pinned with ours.
+ST_VENV="${CATALOG_ST_VENV:-$HOME/.cache/catalog-venv-schemathesis}"
+ensure_venv "$ST_VENV" "$ROOT/acceptance/requirements-schemathesis.txt"
 
 catalog() { "$CATALOG_BIN" --data-dir "$TMP/data" "$@"; }
 
@@ -121,6 +131,15 @@ CKAN_URL="$CKAN_URL" \
     CKAN_OUTSIDER_TOKEN="$CKAN_OUTSIDER_TOKEN" \
     CKAN_DCAT_PER_PAGE=5 \
     "$VENV/bin/python" "$ROOT/acceptance/dcat_rdf.py" || status=$?
+
+# Last, as it writes whatever it likes as the sysadmin: every action, generated from the
+# OpenAPI description, must answer without a server error and within the description's
+# responses. Seeded, so a failure reproduces.
+echo "acceptance: schemathesis against /api/3/openapi.json"
+"$ST_VENV/bin/st" run "$CKAN_URL/api/3/openapi.json" --url "$CKAN_URL" \
+    -H "Authorization: $CKAN_SYSADMIN_TOKEN" \
+    --checks not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance,response_headers_conformance \
+    --max-examples 25 --workers 2 --seed 1 --no-color || status=$?
 
 if [ "$status" -ne 0 ]; then
     echo "acceptance: FAILED (exit $status); last lines of the server log:" >&2

@@ -45,6 +45,8 @@ pub struct CatalogConfig {
     pub limits: LimitsConfig,
     /// Memory the in-process caches may hold.
     pub cache: CacheConfig,
+    /// The plugins to enable (CKAN's `ckan.plugins`); unset: every plugin enabled by default.
+    pub plugins: Option<crate::plugin::PluginList>,
 }
 
 impl Default for CatalogConfig {
@@ -67,6 +69,7 @@ impl Default for CatalogConfig {
             server: ServerConfig::default(),
             limits: LimitsConfig::default(),
             cache: CacheConfig::default(),
+            plugins: None,
         }
     }
 }

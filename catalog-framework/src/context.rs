@@ -8,9 +8,10 @@ use sqlx::AnyConnection;
 
 use crate::config::Config;
 use crate::error::{not_authorized, not_found, CkanError, CkanResult, ErrorKind};
+use crate::events::DomainEvent;
 use crate::registry::{Params, Registry};
 use crate::store::{Db, Store};
-use crate::store_queries::{self as q, GroupRow, Lock, PackageRow, UserRow};
+use crate::store_queries::{self as q, GroupRow, Lock, PackageBundle, PackageRow, UserRow};
 
 /// Everything shared by all requests: config, store, frozen registry, data directory.
 pub struct App {
@@ -24,6 +25,15 @@ pub struct App {
     pub package_cache: crate::cache::PackageCache,
     /// `catalogext.dcat.*`, checked at start-up; `None` when no DCAT profile is linked in.
     pub dcat: Option<crate::dcat::DcatSettings>,
+    /// What the enabled plugins keep for the app's lifetime (their settings, clients …).
+    pub extensions: crate::plugin::Extensions,
+}
+
+impl App {
+    /// A value a plugin kept at start-up ([`crate::plugin::Setup::insert`]).
+    pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.extensions.get::<T>()
+    }
 }
 
 /// What axum handlers and plugin routes receive as state.
@@ -61,6 +71,13 @@ pub struct ActionContext {
     write: bool,
     /// Action calls in progress in this context (nested calls included).
     depth: u32,
+    /// The action called from outside (what domain events name as their cause).
+    top_action: String,
+    /// Domain events of this call, handed to the subscribers when it succeeds.
+    events: Vec<DomainEvent>,
+    /// Datasets this read call has read (found again by id or name), so that an action, its
+    /// auth function and its dictization share one store read. At most `ROW_CACHE_ENTRIES`.
+    bundles: Vec<Arc<PackageBundle>>,
     db: Db,
     _write_guard: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
@@ -74,6 +91,9 @@ impl ActionContext {
             uploads: Vec::new(),
             write: false,
             depth: 0,
+            top_action: String::new(),
+            events: Vec::new(),
+            bundles: Vec::new(),
             db: Db::None,
             _write_guard: None,
         }
@@ -101,6 +121,70 @@ impl ActionContext {
         self.write
     }
 
+    /// True when some enabled plugin subscribes to domain events: an action may skip building
+    /// an event's records otherwise.
+    pub fn wants_events(&self) -> bool {
+        !self.app.registry.subscribers().is_empty()
+    }
+
+    /// Records a domain event of this call (see [`crate::events`]); the subscribers see it
+    /// before the call commits. `action` and `actor` are filled in from the call.
+    pub fn emit(
+        &mut self,
+        entity: crate::events::Entity,
+        change: crate::events::Change,
+        id: &str,
+        before: Option<Value>,
+        after: Option<Value>,
+    ) {
+        if !self.wants_events() {
+            return;
+        }
+        self.events.push(DomainEvent {
+            entity,
+            change,
+            id: id.to_string(),
+            actor: self.user.as_ref().map(|u| u.id.clone()),
+            action: self.top_action.clone(),
+            before,
+            after,
+        });
+    }
+
+    /// Hands the call's events to the subscribers, in its transaction. Events the subscribers
+    /// emit in turn are handed on too, a few rounds deep.
+    async fn deliver_events(&mut self) -> CkanResult<Vec<DomainEvent>> {
+        let mut delivered = Vec::new();
+        for _round in 0..EVENT_ROUNDS {
+            let batch = std::mem::take(&mut self.events);
+            if batch.is_empty() {
+                break;
+            }
+            let subscribers = self.app.registry.subscribers().to_vec();
+            // Subscribers' own action calls are nested calls of this one: the cause stays the
+            // top-level action and their input is not checked again.
+            self.depth += 1;
+            let mut outcome = Ok(());
+            'events: for event in &batch {
+                for s in &subscribers {
+                    outcome = s.on_event(self, event).await;
+                    if outcome.is_err() {
+                        break 'events;
+                    }
+                }
+            }
+            self.depth -= 1;
+            outcome?;
+            delivered.extend(batch);
+        }
+        if !self.events.is_empty() {
+            return Err(crate::error::internal(
+                "domain event subscribers kept emitting events",
+            ));
+        }
+        Ok(delivered)
+    }
+
     /// The lock a read takes in this call: none outside writes and on SQLite (whose write
     /// transaction excludes every other writer), `wanted` in a PostgreSQL write transaction.
     fn lock(&self, wanted: Lock) -> Lock {
@@ -119,9 +203,38 @@ impl ActionContext {
             if let Some(hit) = self.app.package_cache.get(id_or_name) {
                 return Ok(Some(hit.row.clone()));
             }
+            return Ok(self
+                .package_bundle(id_or_name)
+                .await?
+                .map(|b| b.row.clone()));
         }
         let lock = self.lock(Lock::Share);
         Ok(q::package_by_ref_locked(self.db().await?, id_or_name, lock).await?)
+    }
+
+    /// A dataset's row with its organization and groups (what its dict shows beside the
+    /// record), read once per read call by one statement; a write call reads it afresh.
+    pub async fn package_bundle(
+        &mut self,
+        id_or_name: &str,
+    ) -> CkanResult<Option<Arc<PackageBundle>>> {
+        if !self.write {
+            if let Some(b) = self
+                .bundles
+                .iter()
+                .find(|b| b.row.id == id_or_name || b.row.name == id_or_name)
+            {
+                return Ok(Some(b.clone()));
+            }
+        }
+        let Some(bundle) = q::package_bundle_by_ref(self.db().await?, id_or_name).await? else {
+            return Ok(None);
+        };
+        let bundle = Arc::new(bundle);
+        if !self.write && self.bundles.len() < ROW_CACHE_ENTRIES {
+            self.bundles.push(bundle.clone());
+        }
+        Ok(Some(bundle))
     }
 
     /// A dataset's row by id or name, for changing it: locked until commit, so that concurrent
@@ -219,6 +332,7 @@ impl ActionContext {
         // What enters from outside is checked once; nested calls pass on what the outer action
         // built from checked input or from the store.
         if self.depth == 0 {
+            action.clone_into(&mut self.top_action);
             crate::params::check_input(&params, self.app.config.catalog.limits.max_list_items)?;
         }
         if !act.side_effect_free() {
@@ -282,6 +396,11 @@ impl ActionContext {
         let result = self.call(action, params).await;
         match result {
             Ok(v) => {
+                let events = if self.events.is_empty() {
+                    Vec::new()
+                } else {
+                    self.deliver_events().await?
+                };
                 let db = std::mem::take(&mut self.db);
                 db.commit().await.map_err(CkanError::from)?;
                 if self.write {
@@ -292,6 +411,12 @@ impl ActionContext {
                         tracing::error!(action, error = %e, "search index sync failed; the outbox keeps the change");
                     }
                 }
+                // Outside the write lock, once search sees the change.
+                for event in &events {
+                    for s in self.app.registry.subscribers() {
+                        s.after_commit(&self.app, event).await;
+                    }
+                }
                 Ok(v)
             }
             // Dropping an uncommitted transaction rolls it back: nothing of a failed call stays.
@@ -299,6 +424,12 @@ impl ActionContext {
         }
     }
 }
+
+/// Datasets a read call remembers (a search page dictizes at most `rows_max` of them).
+const ROW_CACHE_ENTRIES: usize = 64;
+
+/// How many rounds of events emitted by subscribers are delivered before giving up.
+const EVENT_ROUNDS: usize = 4;
 
 /// How often a call that lost a race in the store runs again before giving up.
 const CONFLICT_RETRIES: u32 = 10;

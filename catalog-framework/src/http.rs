@@ -37,6 +37,7 @@ pub fn router(app: AppState) -> Router {
             "/api/",
             get(|| async { json_response(StatusCode::OK, &json!({"version": 1})) }),
         )
+        .route("/api/3/openapi.json", get(openapi))
         .route("/api/{*rest}", any(api_version));
     for extra in app.registry.routes() {
         r = r.merge(extra.clone());
@@ -53,6 +54,14 @@ pub fn router(app: AppState) -> Router {
             },
         ))
         .with_state(app)
+}
+
+/// The OpenAPI 3.1 description of the Action API, from the registry.
+async fn openapi(State(app): State<AppState>) -> Response {
+    json_response(
+        StatusCode::OK,
+        &crate::openapi::document(&app.registry, &app.config),
+    )
 }
 
 /// 405 with `Allow`; under `/api` in CKAN's bare JSON string.
@@ -402,7 +411,17 @@ fn action_name(uri: &Uri) -> String {
 async fn action_handler(State(app): State<AppState>, req: Request) -> Response {
     let name = action_name(req.uri());
     if req.method() != Method::GET && req.method() != Method::POST && req.method() != Method::HEAD {
-        return method_not_allowed(req.uri().clone()).await;
+        let mut r = method_not_allowed(req.uri().clone()).await;
+        // A write action answers POST only (GET is refused with 400).
+        if app
+            .registry
+            .action(&name)
+            .is_some_and(|a| !a.side_effect_free())
+        {
+            r.headers_mut()
+                .insert(header::ALLOW, header::HeaderValue::from_static("POST"));
+        }
+        return r;
     }
     let Some(action) = app.registry.action(&name).cloned() else {
         return bare_error(

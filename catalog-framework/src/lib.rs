@@ -11,37 +11,49 @@ pub mod config;
 pub mod context;
 pub mod dcat;
 pub mod error;
+pub mod events;
 pub mod http;
 pub mod identity;
+pub mod openapi;
 pub mod params;
+pub mod plugin;
 pub mod registry;
 pub mod search;
 pub mod server;
 pub mod store;
 pub mod store_queries;
+pub mod testkit;
 pub mod time;
+pub mod typed;
 
 /// What plugin crates need, in one import.
 pub mod prelude {
+    pub use crate::action_params;
     pub use crate::config::Config;
     pub use crate::context::{ActionContext, App, AppState, Principal, Upload};
     pub use crate::dcat::{CatalogInfo, DcatContext, DcatProfile, DcatSettings, RdfGraph};
     pub use crate::error::{
-        internal, missing, not_authorized, not_found, validation, validation_message, CkanError,
-        CkanResult, ErrorKind, ValidationBuilder,
+        integrity, internal, missing, not_authorized, not_found, search_error, search_query_error,
+        validation, validation_message, CkanError, CkanResult, ErrorKind, ValidationBuilder,
     };
+    pub use crate::events::{Change, DomainEvent, Entity, EventSubscriber};
     pub use crate::params::{bool_param, natural, opt_str, positive, req_str, str_list, truthy};
+    pub use crate::plugin::{Migration, Plugin, SearchBackendPlugin, Setup};
     pub use crate::registry::{
-        Action, AuthFunction, DatasetSchema, Params, SchemaContext, SchemaOp,
+        Action, AuthFunction, ChainedAction, ChainedAuthFunction, DatasetSchema, Params,
+        SchemaContext, SchemaOp,
     };
     pub use crate::search::{
         IndexDocument, IndexRebuild, Query, SearchBackend, SearchBackendFactory, SearchBackendInit,
         SearchHits, SearchRequest, SortField, SortKey,
     };
     pub use crate::store_queries::RowExt;
+    pub use crate::time::{format_iso, now_iso, parse_iso};
+    pub use crate::typed::{ActionParams, Natural, Positive, Typed, TypedAction};
     pub use crate::{
-        register_action, register_auth, register_dataset_schema, register_dcat_profile,
-        register_plugin, register_routes, register_search_backend,
+        register_action, register_auth, register_chained_action, register_chained_auth,
+        register_dataset_schema, register_dcat_profile, register_event_subscriber, register_plugin,
+        register_routes, register_search_backend,
     };
     pub use async_trait::async_trait;
     pub use serde_json::{json, Map, Value};
@@ -50,6 +62,7 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use inventory;
+    pub use serde_json;
 }
 
 use std::path::PathBuf;
@@ -61,17 +74,28 @@ pub async fn build_app(
     database_url: &str,
     data_dir: PathBuf,
 ) -> anyhow::Result<context::AppState> {
-    let registry = registry::Registry::build()?;
+    let registry = registry::Registry::for_config(&config)?;
     let dcat = check_dcat(&config, &registry)?;
     tracing::info!(registry = %registry.summary(), "registered extensions");
+    let mut extensions = plugin::Extensions::default();
+    for p in registry.plugin_set().iter() {
+        p.configure(&mut plugin::Setup {
+            config: &config,
+            extensions: &mut extensions,
+        })
+        .map_err(|e| anyhow::anyhow!("plugin {}: {e:#}", p.name()))?;
+    }
     std::fs::create_dir_all(&data_dir)?;
     let store = store::Store::connect(database_url).await?;
     store.migrate().await?;
+    for p in registry.plugin_set().iter() {
+        store.migrate_plugin(p.name(), p.migrations()).await?;
+    }
     let sqlite = store.backend == store::Backend::Sqlite;
     let backend_name = config.catalog.search.backend.clone();
     let factory = registry.search_backend(&backend_name).ok_or_else(|| {
         anyhow::anyhow!(
-            "catalog.search.backend = {backend_name:?} is not a registered search backend (registered: {})",
+            "catalog.search.backend = {backend_name:?} is not the search backend of an enabled plugin (enabled: {})",
             registry.summary()["search_backends"]
         )
     })?;
@@ -91,8 +115,14 @@ pub async fn build_app(
         search: search::indexer::SearchService::new(backend),
         package_cache: cache::PackageCache::new(sqlite, config_cache_bytes),
         dcat,
+        extensions,
     });
     prepare_search(&app).await?;
+    for p in app.registry.plugin_set().iter() {
+        p.start(&app)
+            .await
+            .map_err(|e| anyhow::anyhow!("plugin {} failed to start: {e:#}", p.name()))?;
+    }
     Ok(app)
 }
 

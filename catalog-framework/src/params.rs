@@ -27,19 +27,27 @@ pub fn req_str(p: &Params, key: &str) -> CkanResult<String> {
     }
 }
 
-/// CKAN's `asbool`: true/yes/on/y/t/1 and false/no/off/n/f/0; anything else is a validation error
-/// (CKAN answers 500 there).
+/// CKAN's `asbool`: true/yes/on/y/t/1 and false/no/off/n/f/0 (`""` is false); `None` for
+/// anything else.
+pub(crate) fn as_bool(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => Some(n.as_f64().is_some_and(|f| f != 0.0)),
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "yes" | "on" | "y" | "t" | "1" => Some(true),
+            "false" | "no" | "off" | "n" | "f" | "0" | "" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// CKAN's `asbool` on a parameter; anything else is a validation error (CKAN answers 500
+/// there).
 pub fn bool_param(p: &Params, key: &str, default: bool) -> CkanResult<bool> {
     match p.get(key) {
         None | Some(Value::Null) => Ok(default),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(Value::Number(n)) => Ok(n.as_f64().is_some_and(|f| f != 0.0)),
-        Some(Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
-            "true" | "yes" | "on" | "y" | "t" | "1" => Ok(true),
-            "false" | "no" | "off" | "n" | "f" | "0" | "" => Ok(false),
-            _ => Err(validation_message("Parameter is not an bool")),
-        },
-        Some(_) => Err(validation_message("Parameter is not an bool")),
+        Some(v) => as_bool(v).ok_or_else(|| validation_message("Parameter is not an bool")),
     }
 }
 
@@ -56,7 +64,8 @@ pub fn truthy(v: Option<&Value>) -> bool {
     }
 }
 
-fn int_value(v: &Value) -> Option<i64> {
+/// An integer from a JSON number (a float without a fraction too) or from its text.
+pub(crate) fn int_value(v: &Value) -> Option<i64> {
     match v {
         Value::Number(n) => n
             .as_i64()
@@ -66,54 +75,29 @@ fn int_value(v: &Value) -> Option<i64> {
     }
 }
 
+/// An optional parameter decoded by its typed-parameter type (CKAN's coercions and messages,
+/// see [`crate::typed`]); the message goes under the parameter's key.
+fn typed<T>(p: &Params, key: &str) -> CkanResult<Option<T>>
+where
+    Option<T>: crate::typed::Field,
+{
+    <Option<T> as crate::typed::Field>::from_field(p.get(key))
+        .map_err(|m| validation().field(key, m.as_ref()).build())
+}
+
 /// An integer ≥ 0 (`Must be a natural number`; `Invalid integer` when not a number at all).
 pub fn natural(p: &Params, key: &str) -> CkanResult<Option<i64>> {
-    match p.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if s.is_empty() => Ok(None),
-        Some(v) => match int_value(v) {
-            None => Err(validation().field(key, "Invalid integer").build()),
-            Some(n) if n < 0 => Err(validation().field(key, "Must be a natural number").build()),
-            Some(n) => Ok(Some(n)),
-        },
-    }
+    Ok(typed::<crate::typed::Natural>(p, key)?.map(|n| n.0))
 }
 
 /// An integer > 0 (`Must be a positive integer`).
 pub fn positive(p: &Params, key: &str) -> CkanResult<Option<i64>> {
-    match natural(p, key) {
-        Ok(Some(0)) => Err(validation()
-            .field(key, "Must be a positive integer")
-            .build()),
-        Err(e)
-            if e.body
-                .get(key)
-                .is_some_and(|m| m[0] == "Must be a natural number") =>
-        {
-            Err(validation()
-                .field(key, "Must be a positive integer")
-                .build())
-        }
-        other => other,
-    }
+    Ok(typed::<crate::typed::Positive>(p, key)?.map(|n| n.0))
 }
 
 /// A list of strings: a JSON list, a repeated GET parameter, or a single string (one item).
 pub fn str_list(p: &Params, key: &str) -> CkanResult<Option<Vec<String>>> {
-    match p.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(vec![s.clone()])),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|v| match v {
-                Value::String(s) => Ok(s.clone()),
-                Value::Number(n) => Ok(n.to_string()),
-                _ => Err(validation().field(key, "Must be a list of strings").build()),
-            })
-            .collect::<CkanResult<Vec<_>>>()
-            .map(Some),
-        Some(_) => Err(validation().field(key, "Not a list").build()),
-    }
+    typed::<Vec<String>>(p, key)
 }
 
 /// What a string holding a NUL character gets: no store can keep one in a text column

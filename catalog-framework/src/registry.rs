@@ -27,6 +27,11 @@ pub trait Action: Send + Sync + 'static {
     fn doc(&self) -> &'static str {
         ""
     }
+    /// A JSON Schema of the action's parameters (for the OpenAPI description); `None` for an
+    /// object of any keys.
+    fn params_schema(&self) -> Option<Value> {
+        None
+    }
     async fn run(&self, ctx: &mut ActionContext, params: Params) -> CkanResult<Value>;
 }
 
@@ -72,6 +77,8 @@ macro_rules! registration {
         pub struct $name {
             pub name: &'static str,
             pub priority: i32,
+            /// `CARGO_PKG_NAME` of the registering crate: its plugin switches it on and off.
+            pub crate_name: &'static str,
             pub build: fn() -> $target,
         }
         inventory::collect!($name);
@@ -83,8 +90,16 @@ registration!(
     ActionRegistration, Box<dyn Action>
 );
 registration!(
+    /// A [`ChainedAction`] submitted with [`register_chained_action!`](crate::register_chained_action).
+    ChainedActionRegistration, Box<dyn ChainedAction>
+);
+registration!(
     /// An [`AuthFunction`] submitted with [`register_auth!`](crate::register_auth).
     AuthRegistration, Box<dyn AuthFunction>
+);
+registration!(
+    /// A [`ChainedAuthFunction`] submitted with [`register_chained_auth!`](crate::register_chained_auth).
+    ChainedAuthRegistration, Box<dyn ChainedAuthFunction>
 );
 registration!(
     /// A [`DatasetSchema`] for a dataset type, submitted with [`register_dataset_schema!`](crate::register_dataset_schema).
@@ -105,74 +120,214 @@ registration!(
     DcatProfileRegistration, Box<dyn crate::dcat::DcatProfile>
 );
 
-/// A plugin's name, as `status_show` lists it in `extensions`.
-pub struct PluginRegistration {
-    pub name: &'static str,
+registration!(
+    /// An event subscriber, submitted with [`register_event_subscriber!`](crate::register_event_subscriber).
+    EventSubscriberRegistration, Box<dyn crate::events::EventSubscriber>
+);
+
+/// What every `register_*!` macro expands to: a const registration record, with the name of
+/// the registering crate, submitted through `inventory`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __register {
+    ($reg:ident, $name:expr, $value:expr, $p:expr) => {
+        $crate::__private::inventory::submit! {
+            $crate::registry::$reg {
+                name: $name,
+                priority: $p,
+                crate_name: env!("CARGO_PKG_NAME"),
+                build: || Box::new($value),
+            }
+        }
+    };
 }
-inventory::collect!(PluginRegistration);
 
 /// Registers an [`Action`]: `register_action!("package_show", PackageShow);`
 /// or with an explicit priority (higher wins): `register_action!("package_show", Mine, priority = 10);`
 #[macro_export]
 macro_rules! register_action {
-    ($name:literal, $value:expr) => {
-        $crate::register_action!($name, $value, priority = 0);
+    ($name:expr, $value:expr) => {
+        $crate::__register!(ActionRegistration, $name, $value, 0);
     };
-    ($name:literal, $value:expr, priority = $p:expr) => {
-        $crate::__private::inventory::submit! {
-            $crate::registry::ActionRegistration { name: $name, priority: $p, build: || Box::new($value) }
-        }
+    ($name:expr, $value:expr, priority = $p:expr) => {
+        $crate::__register!(ActionRegistration, $name, $value, $p);
+    };
+}
+
+/// Wraps the action registered under a name (CKAN's `@chained_action`):
+/// `register_chained_action!("package_show", AddField);`. Several wrappers nest by
+/// priority: the highest runs first.
+#[macro_export]
+macro_rules! register_chained_action {
+    ($name:expr, $value:expr) => {
+        $crate::__register!(ChainedActionRegistration, $name, $value, 0);
+    };
+    ($name:expr, $value:expr, priority = $p:expr) => {
+        $crate::__register!(ChainedActionRegistration, $name, $value, $p);
     };
 }
 
 /// Registers an [`AuthFunction`] for an action name.
 #[macro_export]
 macro_rules! register_auth {
-    ($name:literal, $value:expr) => {
-        $crate::register_auth!($name, $value, priority = 0);
+    ($name:expr, $value:expr) => {
+        $crate::__register!(AuthRegistration, $name, $value, 0);
     };
-    ($name:literal, $value:expr, priority = $p:expr) => {
-        $crate::__private::inventory::submit! {
-            $crate::registry::AuthRegistration { name: $name, priority: $p, build: || Box::new($value) }
-        }
+    ($name:expr, $value:expr, priority = $p:expr) => {
+        $crate::__register!(AuthRegistration, $name, $value, $p);
+    };
+}
+
+/// Wraps the auth function of an action (CKAN's `@chained_auth_function`).
+#[macro_export]
+macro_rules! register_chained_auth {
+    ($name:expr, $value:expr) => {
+        $crate::__register!(ChainedAuthRegistration, $name, $value, 0);
+    };
+    ($name:expr, $value:expr, priority = $p:expr) => {
+        $crate::__register!(ChainedAuthRegistration, $name, $value, $p);
     };
 }
 
 /// Registers a [`DatasetSchema`] for a dataset type.
 #[macro_export]
 macro_rules! register_dataset_schema {
-    ($name:literal, $value:expr) => {
-        $crate::register_dataset_schema!($name, $value, priority = 0);
+    ($name:expr, $value:expr) => {
+        $crate::__register!(DatasetSchemaRegistration, $name, $value, 0);
     };
-    ($name:literal, $value:expr, priority = $p:expr) => {
-        $crate::__private::inventory::submit! {
-            $crate::registry::DatasetSchemaRegistration { name: $name, priority: $p, build: || Box::new($value) }
-        }
+    ($name:expr, $value:expr, priority = $p:expr) => {
+        $crate::__register!(DatasetSchemaRegistration, $name, $value, $p);
     };
 }
 
 /// Registers extra routes: `register_routes!("download", routes);` where `fn routes() -> Router<AppState>`.
 #[macro_export]
 macro_rules! register_routes {
-    ($name:literal, $f:path) => {
+    ($name:expr, $f:path) => {
         $crate::register_routes!($name, $f, priority = 0);
     };
-    ($name:literal, $f:path, priority = $p:expr) => {
+    ($name:expr, $f:path, priority = $p:expr) => {
         $crate::__private::inventory::submit! {
-            $crate::registry::RoutesRegistration { name: $name, priority: $p, build: $f }
+            $crate::registry::RoutesRegistration {
+                name: $name, priority: $p, crate_name: env!("CARGO_PKG_NAME"), build: $f
+            }
         }
     };
 }
 
-/// Names a plugin for `status_show`'s `extensions`.
-#[macro_export]
-macro_rules! register_plugin {
-    ($name:literal) => {
-        $crate::__private::inventory::submit! {
-            $crate::registry::PluginRegistration { name: $name }
-        }
-    };
+/// An override that can call the implementation it replaces (CKAN's `@chained_action`).
+#[async_trait]
+pub trait ChainedAction: Send + Sync + 'static {
+    /// Overrides whether the action reads only; by default the wrapped action decides.
+    fn side_effect_free(&self) -> Option<bool> {
+        None
+    }
+    /// Replaces the help text; by default the wrapped action's.
+    fn doc(&self) -> Option<&'static str> {
+        None
+    }
+    /// Runs the action; `next` is the implementation this one wraps.
+    async fn run(
+        &self,
+        next: &dyn Action,
+        ctx: &mut ActionContext,
+        params: Params,
+    ) -> CkanResult<Value>;
 }
+
+/// An override of an auth function that can call the one it replaces.
+#[async_trait]
+pub trait ChainedAuthFunction: Send + Sync + 'static {
+    /// Overrides anonymous access; by default the wrapped function decides.
+    fn allow_anonymous(&self) -> Option<bool> {
+        None
+    }
+    async fn check(
+        &self,
+        next: &dyn AuthFunction,
+        ctx: &mut ActionContext,
+        data: &Params,
+    ) -> CkanResult<()>;
+}
+
+struct ActionChain {
+    outer: Box<dyn ChainedAction>,
+    next: Arc<Box<dyn Action>>,
+}
+
+#[async_trait]
+impl Action for ActionChain {
+    fn side_effect_free(&self) -> bool {
+        self.outer
+            .side_effect_free()
+            .unwrap_or_else(|| self.next.side_effect_free())
+    }
+    fn doc(&self) -> &'static str {
+        self.outer.doc().unwrap_or_else(|| self.next.doc())
+    }
+    fn params_schema(&self) -> Option<Value> {
+        self.next.params_schema()
+    }
+    async fn run(&self, ctx: &mut ActionContext, params: Params) -> CkanResult<Value> {
+        self.outer
+            .run(self.next.as_ref().as_ref(), ctx, params)
+            .await
+    }
+}
+
+struct AuthChain {
+    outer: Box<dyn ChainedAuthFunction>,
+    next: Arc<Box<dyn AuthFunction>>,
+}
+
+#[async_trait]
+impl AuthFunction for AuthChain {
+    fn allow_anonymous(&self) -> bool {
+        self.outer
+            .allow_anonymous()
+            .unwrap_or_else(|| self.next.allow_anonymous())
+    }
+    async fn check(&self, ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
+        self.outer
+            .check(self.next.as_ref().as_ref(), ctx, data)
+            .await
+    }
+}
+
+/// Wraps each base entry in the chained registrations of its name, lowest priority innermost.
+fn chain<B: ?Sized, C: ?Sized>(
+    kind: &'static str,
+    base: &mut BTreeMap<String, Arc<Box<B>>>,
+    mut wrappers: Vec<(&'static str, i32, Box<C>)>,
+    wrap: impl Fn(Box<C>, Arc<Box<B>>) -> Box<B>,
+) -> anyhow::Result<()> {
+    wrappers.sort_by_key(|(name, p, _)| (*name, *p));
+    for pair in wrappers.windows(2) {
+        if pair[0].0 == pair[1].0 && pair[0].1 == pair[1].1 {
+            anyhow::bail!(RegistryClash {
+                kind: if kind == "action" {
+                    "chained action"
+                } else {
+                    "chained auth function"
+                },
+                name: pair[0].0.to_string(),
+                priority: pair[0].1,
+            });
+        }
+    }
+    for (name, _, outer) in wrappers {
+        let Some(next) = base.get(name).cloned() else {
+            anyhow::bail!(
+                "chained {kind} `{name}` wraps nothing: no {kind} of that name is registered"
+            );
+        };
+        base.insert(name.to_string(), Arc::new(wrap(outer, next)));
+    }
+    Ok(())
+}
+
+/// Names a plugin in `status_show`'s `extensions`: see [`crate::plugin`].
+pub use crate::plugin::PluginRegistration;
 
 /// A registry-building failure: two registrations of one name at one priority.
 #[derive(Debug, thiserror::Error)]
@@ -222,41 +377,67 @@ pub struct Registry {
     routes: BTreeMap<String, Arc<axum::Router<crate::context::AppState>>>,
     search_backends: BTreeMap<String, Arc<Box<dyn crate::search::SearchBackendFactory>>>,
     dcat_profiles: BTreeMap<String, Arc<Box<dyn crate::dcat::DcatProfile>>>,
-    plugins: Vec<&'static str>,
+    subscribers: Vec<Arc<Box<dyn crate::events::EventSubscriber>>>,
+    plugins: crate::plugin::PluginSet,
+}
+
+/// The registrations of one kind made by enabled plugins.
+macro_rules! enabled {
+    ($plugins:expr, $reg:ty) => {
+        inventory::iter::<$reg>()
+            .filter(|r| $plugins.includes(r.crate_name))
+            .map(|r| (r.name, r.priority, r.build))
+    };
 }
 
 impl Registry {
-    /// Collects every registration linked into the binary.
-    pub fn build() -> Result<Registry, RegistryClash> {
-        let actions = resolve(
+    /// Collects every registration linked into the binary, every plugin enabled.
+    pub fn build() -> anyhow::Result<Registry> {
+        Self::with_plugins(crate::plugin::PluginSet::all()?)
+    }
+
+    /// Collects the registrations of the plugins `catalog.plugins` enables.
+    pub fn for_config(config: &crate::config::Config) -> anyhow::Result<Registry> {
+        Self::with_plugins(crate::plugin::PluginSet::from_config(config)?)
+    }
+
+    fn with_plugins(plugins: crate::plugin::PluginSet) -> anyhow::Result<Registry> {
+        let mut actions = resolve("action", enabled!(plugins, ActionRegistration))?;
+        chain(
             "action",
-            inventory::iter::<ActionRegistration>().map(|r| (r.name, r.priority, r.build)),
+            &mut actions,
+            inventory::iter::<ChainedActionRegistration>()
+                .filter(|r| plugins.includes(r.crate_name))
+                .map(|r| (r.name, r.priority, (r.build)()))
+                .collect(),
+            |outer, next| Box::new(ActionChain { outer, next }),
         )?;
-        let auth = resolve(
+        let mut auth = resolve("auth function", enabled!(plugins, AuthRegistration))?;
+        chain(
             "auth function",
-            inventory::iter::<AuthRegistration>().map(|r| (r.name, r.priority, r.build)),
+            &mut auth,
+            inventory::iter::<ChainedAuthRegistration>()
+                .filter(|r| plugins.includes(r.crate_name))
+                .map(|r| (r.name, r.priority, (r.build)()))
+                .collect(),
+            |outer, next| Box::new(AuthChain { outer, next }),
         )?;
         let schemas = resolve(
             "dataset schema",
-            inventory::iter::<DatasetSchemaRegistration>().map(|r| (r.name, r.priority, r.build)),
+            enabled!(plugins, DatasetSchemaRegistration),
         )?;
-        let routes = resolve(
-            "routes",
-            inventory::iter::<RoutesRegistration>().map(|r| (r.name, r.priority, r.build)),
-        )?;
+        let routes = resolve("routes", enabled!(plugins, RoutesRegistration))?;
         let search_backends = resolve(
             "search backend",
-            inventory::iter::<SearchBackendRegistration>().map(|r| (r.name, r.priority, r.build)),
+            enabled!(plugins, SearchBackendRegistration),
         )?;
-        let dcat_profiles = resolve(
-            "DCAT profile",
-            inventory::iter::<DcatProfileRegistration>().map(|r| (r.name, r.priority, r.build)),
-        )?;
-        let mut plugins: Vec<&'static str> = inventory::iter::<PluginRegistration>()
-            .map(|p| p.name)
-            .collect();
-        plugins.sort_unstable();
-        plugins.dedup();
+        let dcat_profiles = resolve("DCAT profile", enabled!(plugins, DcatProfileRegistration))?;
+        let subscribers = resolve(
+            "event subscriber",
+            enabled!(plugins, EventSubscriberRegistration),
+        )?
+        .into_values()
+        .collect();
         Ok(Registry {
             actions,
             auth,
@@ -264,6 +445,7 @@ impl Registry {
             routes,
             search_backends,
             dcat_profiles,
+            subscribers,
             plugins,
         })
     }
@@ -302,8 +484,24 @@ impl Registry {
         !self.dcat_profiles.is_empty()
     }
 
-    pub fn plugins(&self) -> &[&'static str] {
+    /// The enabled plugins' names, sorted (`status_show`'s `extensions`).
+    pub fn plugins(&self) -> Vec<&'static str> {
+        self.plugins.names()
+    }
+
+    /// The enabled plugins, for their lifecycle hooks.
+    pub fn plugin_set(&self) -> &crate::plugin::PluginSet {
         &self.plugins
+    }
+
+    /// The enabled event subscribers, in name order.
+    pub fn subscribers(&self) -> &[Arc<Box<dyn crate::events::EventSubscriber>>] {
+        &self.subscribers
+    }
+
+    /// Every registered action, by name.
+    pub fn actions(&self) -> impl Iterator<Item = (&str, &Arc<Box<dyn Action>>)> {
+        self.actions.iter().map(|(k, v)| (k.as_str(), v))
     }
 
     /// Every registered name by kind: logged at start-up and snapshot-tested.
@@ -316,7 +514,7 @@ impl Registry {
             "routes": names(self.routes.keys().collect()),
             "search_backends": names(self.search_backends.keys().collect()),
             "dcat_profiles": names(self.dcat_profiles.keys().collect()),
-            "plugins": self.plugins,
+            "plugins": self.plugins.names(),
         })
     }
 }

@@ -28,22 +28,22 @@ pub struct Store {
     write_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
 
-const MIGRATIONS: &[(&str, &str, &str)] = &[
-    (
-        "0001_init",
-        include_str!("../migrations/sqlite/0001_init.sql"),
-        include_str!("../migrations/postgres/0001_init.sql"),
-    ),
-    (
-        "0002_search_outbox",
-        include_str!("../migrations/sqlite/0002_search_outbox.sql"),
-        include_str!("../migrations/postgres/0002_search_outbox.sql"),
-    ),
-    (
-        "0003_reindex_drafts",
-        include_str!("../migrations/sqlite/0003_reindex_drafts.sql"),
-        include_str!("../migrations/postgres/0003_reindex_drafts.sql"),
-    ),
+const MIGRATIONS: &[crate::plugin::Migration] = &[
+    crate::plugin::Migration {
+        version: "0001_init",
+        sqlite: include_str!("../migrations/sqlite/0001_init.sql"),
+        postgres: include_str!("../migrations/postgres/0001_init.sql"),
+    },
+    crate::plugin::Migration {
+        version: "0002_search_outbox",
+        sqlite: include_str!("../migrations/sqlite/0002_search_outbox.sql"),
+        postgres: include_str!("../migrations/postgres/0002_search_outbox.sql"),
+    },
+    crate::plugin::Migration {
+        version: "0003_reindex_drafts",
+        sqlite: include_str!("../migrations/sqlite/0003_reindex_drafts.sql"),
+        postgres: include_str!("../migrations/postgres/0003_reindex_drafts.sql"),
+    },
 ];
 
 /// Splits a migration into statements at `;`, keeping SQLite trigger bodies
@@ -144,33 +144,71 @@ impl Store {
 
     /// Applies the migrations not yet applied. Safe to run on every start.
     pub async fn migrate(&self) -> anyhow::Result<()> {
+        self.apply(None, MIGRATIONS).await
+    }
+
+    /// Applies a plugin's migrations not yet applied, recorded in `plugin_migration` under the
+    /// plugin's name.
+    pub async fn migrate_plugin(
+        &self,
+        plugin: &str,
+        migrations: &[crate::plugin::Migration],
+    ) -> anyhow::Result<()> {
+        self.apply(Some(plugin), migrations).await
+    }
+
+    /// Applies, in version order and each in its own transaction, the migrations not yet
+    /// recorded: the framework's in `catalog_migration` (`owner` `None`), a plugin's in
+    /// `plugin_migration`.
+    async fn apply(
+        &self,
+        owner: Option<&str>,
+        migrations: &[crate::plugin::Migration],
+    ) -> anyhow::Result<()> {
         let mut conn = self.pool.acquire().await?;
-        conn.execute("CREATE TABLE IF NOT EXISTS catalog_migration (version TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-            .await?;
-        for (version, sqlite, postgres) in MIGRATIONS {
-            let done: Option<(String,)> =
-                sqlx::query_as("SELECT version FROM catalog_migration WHERE version = $1")
-                    .bind(*version)
-                    .fetch_optional(&mut *conn)
-                    .await?;
-            if done.is_some() {
+        let (create, select, insert) = match owner {
+            None => (
+                "CREATE TABLE IF NOT EXISTS catalog_migration (version TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
+                "SELECT version FROM catalog_migration WHERE version = $1",
+                "INSERT INTO catalog_migration (version, applied_at) VALUES ($1, $2)",
+            ),
+            Some(_) => (
+                "CREATE TABLE IF NOT EXISTS plugin_migration (plugin TEXT NOT NULL, version TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (plugin, version))",
+                "SELECT version FROM plugin_migration WHERE version = $1 AND plugin = $2",
+                "INSERT INTO plugin_migration (version, applied_at, plugin) VALUES ($1, $2, $3)",
+            ),
+        };
+        conn.execute(create).await?;
+        let mut ordered: Vec<&crate::plugin::Migration> = migrations.iter().collect();
+        ordered.sort_by_key(|m| m.version);
+        for m in ordered {
+            let mut done = sqlx::query_as::<_, (String,)>(select).bind(m.version);
+            if let Some(p) = owner {
+                done = done.bind(p);
+            }
+            if done.fetch_optional(&mut *conn).await?.is_some() {
                 continue;
             }
             let sql = match self.backend {
-                Backend::Sqlite => sqlite,
-                Backend::Postgres => postgres,
+                Backend::Sqlite => m.sqlite,
+                Backend::Postgres => m.postgres,
             };
+            let plugin = owner.unwrap_or("catalog");
             let mut tx = conn.begin().await?;
             for stmt in statements(sql) {
-                tx.execute(stmt.as_str()).await?;
+                tx.execute(stmt.as_str())
+                    .await
+                    .map_err(|e| anyhow::anyhow!("{plugin} migration {}: {e}", m.version))?;
             }
-            sqlx::query("INSERT INTO catalog_migration (version, applied_at) VALUES ($1, $2)")
-                .bind(*version)
-                .bind(crate::time::now_iso())
-                .execute(&mut *tx)
-                .await?;
+            let mut record = sqlx::query(insert)
+                .bind(m.version)
+                .bind(crate::time::now_iso());
+            if let Some(p) = owner {
+                record = record.bind(p);
+            }
+            record.execute(&mut *tx).await?;
             tx.commit().await?;
-            tracing::info!(version, "applied migration");
+            tracing::info!(plugin, version = m.version, "applied migration");
         }
         Ok(())
     }

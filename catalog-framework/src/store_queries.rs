@@ -74,13 +74,15 @@ pub async fn principal_for_token(store: &Store, token: &str) -> sqlx::Result<Opt
 }
 
 /// A row of `catalog_user`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct UserRow {
     pub id: String,
     pub name: String,
     pub email: Option<String>,
     pub fullname: Option<String>,
     pub about: Option<String>,
+    /// Never leaves the process (not even in a domain event's record).
+    #[serde(skip)]
     pub password_hash: Option<String>,
     pub sysadmin: bool,
     pub state: String,
@@ -193,7 +195,7 @@ pub async fn users_where(
 }
 
 /// A row of `catalog_group` (groups and organizations).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct GroupRow {
     pub id: String,
     pub name: String,
@@ -213,18 +215,24 @@ pub const GROUP_COLS: &str =
 
 impl GroupRow {
     pub fn from_row(r: &AnyRow) -> GroupRow {
+        Self::from_prefixed(r, "")
+    }
+
+    /// A group read under column aliases `<prefix><column>` (joined into another row).
+    fn from_prefixed(r: &AnyRow, prefix: &str) -> GroupRow {
+        let c = |name: &str| format!("{prefix}{name}");
         GroupRow {
-            id: r.s("id"),
-            name: r.s("name"),
-            title: r.os("title"),
-            description: r.os("description"),
-            image_url: r.os("image_url"),
-            group_type: r.s("type"),
-            is_organization: r.b("is_organization"),
-            approval_status: r.s("approval_status"),
-            state: r.s("state"),
-            created: r.s("created"),
-            extras: serde_json::from_str(&r.s("extras")).unwrap_or_default(),
+            id: r.s(&c("id")),
+            name: r.s(&c("name")),
+            title: r.os(&c("title")),
+            description: r.os(&c("description")),
+            image_url: r.os(&c("image_url")),
+            group_type: r.s(&c("type")),
+            is_organization: r.b(&c("is_organization")),
+            approval_status: r.s(&c("approval_status")),
+            state: r.s(&c("state")),
+            created: r.s(&c("created")),
+            extras: serde_json::from_str(&r.s(&c("extras"))).unwrap_or_default(),
         }
     }
 
@@ -312,6 +320,60 @@ impl PackageRow {
             data: r.s("data"),
         }
     }
+}
+
+/// A dataset's row with what its dict shows beside it: its active organization and its active
+/// groups (unsorted), read by one statement.
+#[derive(Debug, Clone)]
+pub struct PackageBundle {
+    pub row: PackageRow,
+    pub organization: Option<GroupRow>,
+    pub groups: Vec<GroupRow>,
+}
+
+/// `prefix.col AS aliasprefix_col, …` for the group columns.
+fn group_cols_as(table: &str, alias: &str) -> String {
+    GROUP_COLS
+        .split(", ")
+        .map(|c| format!("{table}.{c} AS {alias}{c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The dataset named by id (preferred) or name, with its organization and groups: one
+/// statement, one row per group (at least one).
+pub async fn package_bundle_by_ref(
+    conn: &mut AnyConnection,
+    r: &str,
+) -> sqlx::Result<Option<PackageBundle>> {
+    static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let sql = SQL.get_or_init(|| {
+        format!(
+            "WITH p AS (SELECT {PACKAGE_COLS} FROM package WHERE id = $1 OR name = $1              ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1)              SELECT p.*, {}, {} FROM p              LEFT JOIN catalog_group o ON o.id = p.owner_org AND o.state = 'active'              LEFT JOIN member m ON m.table_name = 'package' AND m.table_id = p.id                AND m.state = 'active' AND m.capacity <> 'organization'              LEFT JOIN catalog_group g ON g.id = m.group_id AND g.is_organization = false                AND g.state = 'active'",
+            group_cols_as("o", "o_"),
+            group_cols_as("g", "g_"),
+        )
+    });
+    let rows = sqlx::query(sql).bind(r).fetch_all(conn).await?;
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    let organization = first
+        .os("o_id")
+        .map(|_| GroupRow::from_prefixed(first, "o_"));
+    let mut groups: Vec<GroupRow> = Vec::new();
+    for row in &rows {
+        if let Some(id) = row.os("g_id") {
+            if !groups.iter().any(|g| g.id == id) {
+                groups.push(GroupRow::from_prefixed(row, "g_"));
+            }
+        }
+    }
+    Ok(Some(PackageBundle {
+        row: PackageRow::from_row(first),
+        organization,
+        groups,
+    }))
 }
 
 pub async fn package_by_ref(conn: &mut AnyConnection, r: &str) -> sqlx::Result<Option<PackageRow>> {

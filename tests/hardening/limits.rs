@@ -156,7 +156,7 @@ async fn memory_stays_bounded_while_datasets_are_written_and_read() {
                     let name = format!("mem-{i}");
                     s.ok(
                         "package_create",
-                        json!({"name": name, "notes": "x".repeat(500), "tags": [{"name": "mem"}],
+                        json!({"name": name, "notes": "x".repeat(8000), "tags": [{"name": "mem"}],
                                "resources": [{"url": "http://example.org/a.csv"}]}),
                     )
                     .await;
@@ -167,12 +167,14 @@ async fn memory_stays_bounded_while_datasets_are_written_and_read() {
         }
     };
     batch(0, 1500).await;
-    let warm = s.rss_kib();
+    let warm = s.anon_rss_kib();
     batch(1500, 4500).await;
-    let after = s.rss_kib();
+    let after = s.anon_rss_kib();
     let per_dataset = (after.saturating_sub(warm) * 1024) / 3000;
-    println!("RSS {warm} KiB after 1,500 datasets, {after} KiB after 4,500: {per_dataset} bytes per dataset");
-    // Each cached dict holds several KiB: unbounded, 3,000 more would add well over 20 MiB.
+    println!(
+        "anonymous RSS {warm} KiB after 1,500 datasets, {after} KiB after 4,500: {per_dataset} bytes per dataset"
+    );
+    // Each cached dict holds over 8 KiB of notes: unbounded, 3,000 more would add over 24 MiB.
     assert!(
         after.saturating_sub(warm) < 20 * 1024,
         "RSS grew by {} KiB for 3,000 datasets with a {budget}-byte cache",

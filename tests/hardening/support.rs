@@ -7,9 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use sqlx::{Connection, Executor, PgConnection};
+use sqlx::{Connection, PgConnection};
 
-pub const POSTGRES_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 const BIN: &str = env!("CARGO_BIN_EXE_catalog");
 
 /// Which store a server runs on.
@@ -28,50 +27,7 @@ impl std::fmt::Display for Kind {
     }
 }
 
-/// A scratch PostgreSQL database, dropped (with force) when this is dropped.
-pub struct ScratchDb {
-    name: String,
-    pub url: String,
-}
-
-impl ScratchDb {
-    /// `None` when PostgreSQL is not reachable.
-    pub async fn create() -> Option<ScratchDb> {
-        let connect = PgConnection::connect(POSTGRES_ADMIN_URL);
-        let mut conn = match tokio::time::timeout(Duration::from_secs(5), connect).await {
-            Ok(Ok(c)) => c,
-            _ => return None,
-        };
-        let name = format!("catalog_hard_{}", uuid::Uuid::new_v4().simple());
-        conn.execute(format!("CREATE DATABASE {name}").as_str())
-            .await
-            .expect("creating the scratch database");
-        let _ = conn.close().await;
-        let url = format!("postgres://postgres@127.0.0.1:5432/{name}");
-        Some(ScratchDb { name, url })
-    }
-}
-
-impl Drop for ScratchDb {
-    fn drop(&mut self) {
-        let name = self.name.clone();
-        // Drop may run inside a runtime: a thread of its own with a runtime of its own.
-        let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async {
-                if let Ok(mut c) = PgConnection::connect(POSTGRES_ADMIN_URL).await {
-                    let _ = c
-                        .execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str())
-                        .await;
-                }
-            });
-        })
-        .join();
-    }
-}
+pub use catalog_framework::testkit::{ScratchDb, POSTGRES_ADMIN_URL};
 
 /// The stores every store test runs on: SQLite always, PostgreSQL when it is reachable.
 pub async fn stores() -> Vec<Kind> {
@@ -106,7 +62,11 @@ impl Server {
     pub async fn start(kind: Kind, env: &[(&str, &str)]) -> Server {
         let db = match kind {
             Kind::Sqlite => None,
-            Kind::Postgres => Some(ScratchDb::create().await.expect("PostgreSQL reachable")),
+            Kind::Postgres => Some(
+                ScratchDb::create("catalog_hard")
+                    .await
+                    .expect("PostgreSQL reachable"),
+            ),
         };
         let mut env: Vec<(String, String)> = env
             .iter()
@@ -271,6 +231,12 @@ impl Server {
     /// The server's resident memory now, in KiB.
     pub fn rss_kib(&self) -> u64 {
         self.proc_status_kib("VmRSS:")
+    }
+
+    /// The server's anonymous resident memory (heap and stacks, not the mapped index and
+    /// database files the kernel can drop), in KiB.
+    pub fn anon_rss_kib(&self) -> u64 {
+        self.proc_status_kib("RssAnon:")
     }
 
     /// The server's peak resident memory, in KiB.

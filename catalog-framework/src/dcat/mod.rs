@@ -82,13 +82,11 @@ pub trait DcatProfile: Send + Sync + 'static {
 /// Registers a [`DcatProfile`]: `register_dcat_profile!("my_profile", MyProfile);`
 #[macro_export]
 macro_rules! register_dcat_profile {
-    ($name:literal, $value:expr) => {
+    ($name:expr, $value:expr) => {
         $crate::register_dcat_profile!($name, $value, priority = 0);
     };
-    ($name:literal, $value:expr, priority = $p:expr) => {
-        $crate::__private::inventory::submit! {
-            $crate::registry::DcatProfileRegistration { name: $name, priority: $p, build: || Box::new($value) }
-        }
+    ($name:expr, $value:expr, priority = $p:expr) => {
+        $crate::__register!(DcatProfileRegistration, $name, $value, $p);
     };
 }
 

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::{IndexDocument, SearchBackend};
 use crate::authz::dataset_labels;
 use crate::context::{ActionContext, AppState};
-use crate::store_queries::{package_by_ref, PackageRow, RowExt};
+use crate::store_queries::RowExt;
 
 /// Datasets drained from the outbox per backend batch.
 const BATCH: i64 = 500;
@@ -234,8 +234,12 @@ pub fn spawn_background_sync(app: AppState) -> tokio::task::JoinHandle<()> {
 pub async fn document(app: &AppState, id: &str) -> anyhow::Result<Option<IndexDocument>> {
     let mut ctx = ActionContext::new(app.clone(), None);
     ctx.ignore_auth = true;
-    let row: Option<PackageRow> = package_by_ref(ctx.db().await?, id).await?;
-    let Some(row) = row.filter(|r| r.id == id) else {
+    // Read through the call's bundle cache: package_show below reuses this one statement.
+    let bundle = ctx
+        .package_bundle(id)
+        .await
+        .map_err(|e| anyhow::anyhow!("reading dataset {id}: {e:?}"))?;
+    let Some(row) = bundle.map(|b| b.row.clone()).filter(|r| r.id == id) else {
         return Ok(None);
     };
     if row.state == "deleted" && app.config.catalog.search.remove_deleted_packages {

@@ -107,12 +107,10 @@ pub trait SearchBackendFactory: Send + Sync + 'static {
 /// Registers a [`SearchBackendFactory`]: `register_search_backend!("tantivy", TantivyFactory);`
 #[macro_export]
 macro_rules! register_search_backend {
-    ($name:literal, $value:expr) => {
+    ($name:expr, $value:expr) => {
         $crate::register_search_backend!($name, $value, priority = 0);
     };
-    ($name:literal, $value:expr, priority = $p:expr) => {
-        $crate::__private::inventory::submit! {
-            $crate::registry::SearchBackendRegistration { name: $name, priority: $p, build: || Box::new($value) }
-        }
+    ($name:expr, $value:expr, priority = $p:expr) => {
+        $crate::__register!(SearchBackendRegistration, $name, $value, $p);
     };
 }

@@ -5,9 +5,6 @@ use catalog_framework::prelude::*;
 
 register_plugin!("example_custom_action");
 
-/// `dataset_count_by_organization`: the number of active public datasets of each organization.
-pub struct DatasetCountByOrganization;
-
 /// The query is written once, in portable SQL (`$N` placeholders, `true`/`false` literals):
 /// the same text runs on SQLite and on PostgreSQL.
 const COUNT_SQL: &str = "SELECT g.name, g.title, COUNT(p.id) AS package_count \
@@ -16,30 +13,44 @@ const COUNT_SQL: &str = "SELECT g.name, g.title, COUNT(p.id) AS package_count \
        ON p.owner_org = g.id AND p.state = 'active' AND p.private = false \
      WHERE g.is_organization = true AND g.state = 'active'";
 
+action_params! {
+    /// Return the number of active public datasets of each active organization, most first.
+    ///
+    /// :param organization: only this organization (id or name); optional
+    /// :type organization: string
+    /// :param limit: at most this many organizations; optional
+    /// :type limit: int
+    /// :rtype: list of dictionaries (name, title, package_count)
+    pub struct CountParams {
+        /// only this organization (id or name)
+        organization: Option<String>,
+        /// at most this many organizations
+        limit: Option<Natural>,
+    }
+}
+
+/// `dataset_count_by_organization`: the number of active public datasets of each organization.
+pub struct DatasetCountByOrganization;
+
 #[async_trait]
-impl Action for DatasetCountByOrganization {
+impl TypedAction for DatasetCountByOrganization {
+    type Params = CountParams;
     // Read-only: answers GET, and runs on a plain pooled connection (no write transaction).
-    fn side_effect_free(&self) -> bool {
-        true
-    }
+    const READ: bool = true;
 
-    fn doc(&self) -> &'static str {
-        "Return the number of active public datasets of each active organization, most first.\n\n\
-         :param organization: only this organization (id or name); optional\n\
-         :type organization: string\n\
-         :param limit: at most this many organizations; optional\n\
-         :type limit: int\n\
-         :rtype: list of dictionaries (name, title, package_count)"
-    }
-
-    async fn run(&self, ctx: &mut ActionContext, params: Params) -> CkanResult<Value> {
-        // Parameters first, with CKAN's coercions and messages ("Invalid integer" …).
-        let organization = opt_str(&params, "organization").filter(|s| !s.trim().is_empty());
-        let limit = natural(&params, "limit")?;
+    // The framework decoded the parameters with CKAN's coercions and messages ("Invalid
+    // integer", "Must be a natural number", every field's error at once) before this runs.
+    async fn run(&self, ctx: &mut ActionContext, params: CountParams) -> CkanResult<Value> {
+        let CountParams {
+            organization,
+            limit,
+            __extras,
+        } = params;
+        let limit = limit.map(|n| n.0);
 
         // As in CKAN, the action asks for its own check; the auth function below lets
         // anonymous callers through.
-        ctx.check_access("dataset_count_by_organization", &params)
+        ctx.check_access("dataset_count_by_organization", &__extras)
             .await?;
 
         let mut sql = COUNT_SQL.to_string();
@@ -81,7 +92,11 @@ impl Action for DatasetCountByOrganization {
     }
 }
 
-register_action!("dataset_count_by_organization", DatasetCountByOrganization);
+// `Typed` adapts it to the registry; help_show returns the params struct's doc comment.
+register_action!(
+    "dataset_count_by_organization",
+    Typed(DatasetCountByOrganization)
+);
 
 /// Whoever may read the site may count its datasets, logged in or not.
 pub struct DatasetCountByOrganizationAuth;
@@ -106,25 +121,24 @@ register_auth!(
 );
 
 /// `status_show` as the core plugin answers it, plus `portal_contact`, read from
-/// `catalogext.custom_action.contact`.
-///
-/// The registry keeps only the winning registration of a name, so this override cannot call
-/// the default it replaces: it builds the whole answer itself.
+/// `catalogext.custom_action.contact`: a chained action (CKAN's `@chained_action`) that calls
+/// the implementation it wraps and adds one key.
 pub struct StatusShowWithContact;
 
 #[async_trait]
-impl Action for StatusShowWithContact {
-    fn side_effect_free(&self) -> bool {
-        true
+impl ChainedAction for StatusShowWithContact {
+    fn doc(&self) -> Option<&'static str> {
+        Some("Return a dict describing the site, with the portal's contact address (portal_contact).")
     }
 
-    fn doc(&self) -> &'static str {
-        "Return a dict describing the site, with the portal's contact address (portal_contact)."
-    }
-
-    async fn run(&self, ctx: &mut ActionContext, params: Params) -> CkanResult<Value> {
-        // The default auth function of `status_show` (anonymous allowed) still applies.
-        ctx.check_access("status_show", &params).await?;
+    async fn run(
+        &self,
+        next: &dyn Action,
+        ctx: &mut ActionContext,
+        params: Params,
+    ) -> CkanResult<Value> {
+        // The wrapped action checks access (status_show's auth function) and builds the dict.
+        let mut status = next.run(ctx, params).await?;
         let contact = ctx
             .config()
             .catalogext
@@ -133,23 +147,9 @@ impl Action for StatusShowWithContact {
             .and_then(|v| v.get("contact"))
             .cloned()
             .unwrap_or(Value::Null);
-        let c = &ctx.config().catalog;
-        let mut m = Map::new();
-        m.insert("site_title".into(), json!(c.site_title));
-        m.insert("site_description".into(), json!(c.site_description));
-        m.insert("site_url".into(), json!(c.site_url));
-        m.insert("error_emails_to".into(), json!(c.email_to));
-        m.insert("locale_default".into(), json!(c.locale_default));
-        m.insert("extensions".into(), json!(ctx.app.registry.plugins()));
-        if !c.hide_version || ctx.is_sysadmin() {
-            m.insert("ckan_version".into(), json!("2.11.0"));
-            m.insert("catalog_version".into(), json!(env!("CARGO_PKG_VERSION")));
-        }
-        m.insert("portal_contact".into(), contact);
-        Ok(Value::Object(m))
+        status["portal_contact"] = contact;
+        Ok(status)
     }
 }
 
-// The core plugin registers `status_show` at priority 0; the higher priority wins. At 0 the
-// two would clash and the server would refuse to start.
-register_action!("status_show", StatusShowWithContact, priority = 10);
+register_chained_action!("status_show", StatusShowWithContact);

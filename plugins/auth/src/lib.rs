@@ -25,11 +25,7 @@ macro_rules! auth {
                     $f(ctx, data).await
                 }
             }
-            catalog_framework::__private::inventory::submit! {
-                catalog_framework::registry::AuthRegistration {
-                    name: stringify!($name), priority: 0, build: || Box::new($name)
-                }
-            }
+            register_auth!(stringify!($name), $name);
         )*
     };
 }

@@ -1,7 +1,7 @@
 //! Output shapes: the dataset, group/organization and user dicts (spec/ckan-read-api.md §3).
 
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries::{self as q, GroupRow, PackageRow, UserRow};
+use catalog_framework::store_queries::{GroupRow, PackageRow, UserRow};
 use md5::{Digest, Md5};
 
 use crate::{formats, licenses};
@@ -105,14 +105,12 @@ pub fn munge_filename(name: &str) -> String {
 pub async fn package_dict(ctx: &mut ActionContext, row: &PackageRow) -> CkanResult<Value> {
     let mut doc: Map<String, Value> = serde_json::from_str(&row.data)?;
     let site_url = ctx.config().site_url().to_string();
-    let conn = ctx.db().await?;
-    let org = match &row.owner_org {
-        Some(o) => q::group_by_ref(conn, o)
-            .await?
-            .filter(|g| g.state == "active"),
-        None => None,
-    };
-    let group_rows = sqlx_groups_of_package(conn, &row.id).await?;
+    let bundle = ctx
+        .package_bundle(&row.id)
+        .await?
+        .ok_or_else(|| not_found("Package was not found."))?;
+    let org = bundle.organization.clone();
+    let group_rows = bundle.groups.clone();
     doc.insert(
         "organization".into(),
         org.as_ref().map(org_summary).unwrap_or(Value::Null),
@@ -193,24 +191,6 @@ pub async fn package_dict(ctx: &mut ActionContext, row: &PackageRow) -> CkanResu
         }
     }
     Ok(Value::Object(out))
-}
-
-async fn sqlx_groups_of_package(
-    conn: &mut sqlx::AnyConnection,
-    package_id: &str,
-) -> CkanResult<Vec<GroupRow>> {
-    let sql = format!(
-        "SELECT {} FROM catalog_group g JOIN member m ON m.group_id = g.id \
-         WHERE m.table_name = 'package' AND m.table_id = $1 AND m.state = 'active' \
-         AND g.is_organization = false AND g.state = 'active'",
-        q::GROUP_COLS
-            .split(", ")
-            .map(|c| format!("g.{c}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let rows = sqlx::query(&sql).bind(package_id).fetch_all(conn).await?;
-    Ok(rows.iter().map(GroupRow::from_row).collect())
 }
 
 /// The base group/organization dict (`group_show` without the optional parts).

@@ -1,71 +1,13 @@
-//! `package_search`: CKAN's parameters, filters, permission rules and result shape
-//! (spec/ckan-read-api.md §5), answered by the configured search backend.
+//! The engine of `package_search` (the action is `package/search.rs`): CKAN's parameters,
+//! filters, permission rules and result shape (spec/ckan-read-api.md §5), answered by the
+//! configured search backend. Groups' datasets and `tag_show` search through it too.
 
 use catalog_framework::authz::label_filter;
-use catalog_framework::error::{search_error, search_query_error};
 use catalog_framework::prelude::*;
 use catalog_framework::search::query::{parse_dismax, parse_lucene, parse_q, QueryError};
 use chrono::Utc;
 
 use crate::licenses;
-
-/// Parameters package_search accepts; anything else is a Search Query Error, as in CKAN.
-const ALLOWED: &[&str] = &[
-    "q",
-    "fq",
-    "fq_list",
-    "sort",
-    "rows",
-    "start",
-    "facet",
-    "facet.field",
-    "facet.limit",
-    "facet.mincount",
-    "fl",
-    "include_private",
-    "include_drafts",
-    "include_deleted",
-    "use_default_schema",
-    "qf",
-    "wt",
-    "bf",
-    "boost",
-    "tie",
-    "defType",
-    "mm",
-    "df",
-];
-
-/// Parameters Solr would read as text, where `{!…}` local parameters are refused.
-const STRING_PARAMS: &[&str] = &[
-    "q", "fq", "sort", "qf", "bf", "boost", "defType", "mm", "df",
-];
-
-pub async fn package_search(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    let unknown: Vec<&String> = p
-        .keys()
-        .filter(|k| !ALLOWED.contains(&k.as_str()) && !k.starts_with("ext_"))
-        .collect();
-    if !unknown.is_empty() {
-        let list: Vec<String> = unknown.iter().map(|k| format!("'{k}'")).collect();
-        return Err(search_query_error(format!(
-            "Invalid search parameters: [{}]",
-            list.join(", ")
-        )));
-    }
-    for key in STRING_PARAMS {
-        if let Some(Value::String(s)) = p.get(*key) {
-            if s.trim_start().starts_with("{!") {
-                return Err(search_error(format!(
-                    "Local parameters are not supported in param '{key}'."
-                )));
-            }
-        }
-    }
-    let opts = SearchOptions::parse(ctx, &p)?;
-    ctx.check_access("package_search", &p).await?;
-    run(ctx, opts).await
-}
 
 /// package_search's parameters after validation.
 pub struct SearchOptions {
@@ -424,22 +366,4 @@ fn display_name(
         _ => None,
     }
     .unwrap_or_else(|| value.to_string())
-}
-
-/// Rebuilds the search index inside the running server (sysadmins only): the old index serves
-/// until the new one swaps in, and changes made meanwhile are replayed into it.
-pub async fn search_index_rebuild(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    ctx.check_access("search_index_rebuild", &p).await?;
-    let app = ctx.app.clone();
-    let report = catalog_framework::search::indexer::SearchService::rebuild(&app, &|_, _| {})
-        .await
-        .map_err(internal)?;
-    Ok(json!({
-        "indexed": report.indexed,
-        "failed": report
-            .failed
-            .iter()
-            .map(|(id, e)| json!({"id": id, "error": e}))
-            .collect::<Vec<_>>(),
-    }))
 }

@@ -83,6 +83,44 @@ pub const RESOURCE_COLUMNS: &[&str] = &[
     "state",
 ];
 
+/// An optional text parameter (CKAN's `unicode_safe`: numbers become their text), at most
+/// `max` characters; `None` when absent or null.
+pub fn optional_text(
+    p: &Map<String, Value>,
+    k: &str,
+    errs: &mut ValidationBuilder,
+    max: usize,
+) -> Option<String> {
+    match p.get(k) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => {
+            if s.chars().count() > max {
+                errs.push(k, format!("Must be a maximum of {max} characters long"));
+            }
+            Some(s.clone())
+        }
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(_) => {
+            errs.push(k, "Must be a string");
+            None
+        }
+    }
+}
+
+/// A required `name` parameter: `Missing value` when absent, null or empty, else CKAN's name
+/// rules; returns the name given (empty when it is not a string).
+pub fn required_name(p: &Map<String, Value>, errs: &mut ValidationBuilder) -> String {
+    match p.get("name") {
+        None | Some(Value::Null) => errs.push("name", "Missing value"),
+        Some(Value::String(s)) if s.is_empty() => errs.push("name", "Missing value"),
+        Some(v) => check_name(v, errs, "name"),
+    }
+    p.get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// CKAN's name rules for datasets, groups, organizations and users.
 pub fn check_name(v: &Value, errs: &mut ValidationBuilder, field: &str) {
     let Some(name) = v.as_str() else {
@@ -248,9 +286,9 @@ fn validate_resource(r: &Value, max: usize) -> Result<Params, Map<String, Value>
                 Value::String(s) if s.is_empty() => {
                     out.insert(k.clone(), Value::Null);
                 }
-                Value::String(s) => match catalog_framework::time::parse_iso(s) {
+                Value::String(s) => match parse_iso(s) {
                     Some(t) => {
-                        out.insert(k.clone(), json!(catalog_framework::time::format_iso(t)));
+                        out.insert(k.clone(), json!(format_iso(t)));
                     }
                     None => errs.push(k, "Date format incorrect"),
                 },
@@ -442,7 +480,7 @@ impl DatasetSchema for DefaultDatasetSchema {
                 out.insert("extras".into(), Value::Array(cleaned));
             }
             Some(_) => {
-                return Err(catalog_framework::error::integrity(
+                return Err(integrity(
                     "Only lists of dicts can be placed against subschema ('extras',), not <class 'str'>",
                     Value::Object(data.clone()),
                 ))
@@ -474,7 +512,7 @@ impl DatasetSchema for DefaultDatasetSchema {
                 out.insert("resources".into(), Value::Array(cleaned));
             }
             Some(_) => {
-                return Err(catalog_framework::error::integrity(
+                return Err(integrity(
                     "Only lists of dicts can be placed against subschema ('resources',)",
                     Value::Object(data.clone()),
                 ))
@@ -482,7 +520,7 @@ impl DatasetSchema for DefaultDatasetSchema {
         }
         if let Some(g) = out.get("groups") {
             if !g.is_array() && !g.is_null() {
-                return Err(catalog_framework::error::integrity(
+                return Err(integrity(
                     "Only lists of dicts can be placed against subschema ('groups',)",
                     Value::Object(data.clone()),
                 ));

@@ -4,7 +4,6 @@
 
 use std::ops::Bound;
 
-use catalog_framework::error::search_error;
 use catalog_framework::prelude::*;
 use catalog_framework::search::fields::{copied_to_text, kind, FieldKind};
 use catalog_framework::search::query::parse_instant;

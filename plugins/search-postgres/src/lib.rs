@@ -19,7 +19,6 @@ pub mod schema;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use catalog_framework::error::{internal, search_error};
 use catalog_framework::prelude::*;
 use catalog_framework::search::fields::{kind, FieldKind, SORTABLE};
 use catalog_framework::store::Backend;
@@ -32,7 +31,10 @@ use schema::{
     REBUILD_LOCK, VERSION,
 };
 
-register_plugin!("search_postgres");
+register_plugin!(SearchBackendPlugin {
+    name: "search_postgres",
+    backend: "postgres",
+});
 register_search_backend!("postgres", PostgresFactory);
 
 /// Rows per insert statement.

@@ -19,7 +19,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
-use catalog_framework::error::search_error;
 use catalog_framework::prelude::*;
 use catalog_framework::search::fields::{kind, FieldKind, SORTABLE};
 use tantivy::aggregation::agg_req::Aggregations;
@@ -41,7 +40,10 @@ use tantivy::{
     DateTime, Index, IndexReader, IndexWriter, Order, ReloadPolicy, TantivyDocument, Term,
 };
 
-register_plugin!("search_tantivy");
+register_plugin!(SearchBackendPlugin {
+    name: "search_tantivy",
+    backend: "tantivy",
+});
 register_search_backend!("tantivy", TantivyFactory);
 
 /// Memory of the writer that applies live changes.
@@ -568,7 +570,7 @@ impl SearchBackend for TantivyBackend {
         let req = req.clone();
         tokio::task::spawn_blocking(move || search_blocking(&gen, &req))
             .await
-            .map_err(|e| catalog_framework::error::internal(format!("search task: {e}")))?
+            .map_err(|e| internal(format!("search task: {e}")))?
     }
 
     async fn indexed(&self) -> anyhow::Result<Vec<(String, String)>> {

@@ -1,27 +1,28 @@
-//! Dataset actions: create, show, update, patch, delete, purge, lists, owner org, bulk updates.
+//! Datasets: the `package_*` actions (and `dataset_purge`, `bulk_update_*`,
+//! `current_package_list_with_resources`), and the write path that `package_create`,
+//! `package_update` and the other dataset writes share: validation, owner organization,
+//! resources, tags, the stored row and its memberships.
 
 use std::collections::HashSet;
 
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
 use catalog_framework::store_queries::PackageRow;
-use catalog_framework::time::now_iso;
 
 use crate::dictize::package_dict;
 use crate::formats;
+use crate::ids::new_id;
+use crate::membership::upsert_member;
 
-/// Fields `package_update` clears when absent (CKAN's "remove if not provided").
-const CLEARED_ON_UPDATE: &[&str] = &[
-    "title",
-    "version",
-    "url",
-    "author",
-    "author_email",
-    "maintainer",
-    "maintainer_email",
-    "notes",
-    "license_id",
-];
+pub(crate) mod autocomplete;
+pub(crate) mod bulk_update;
+pub(crate) mod create;
+pub(crate) mod delete;
+pub(crate) mod list;
+pub(crate) mod owner_org_update;
+pub(crate) mod search;
+pub(crate) mod show;
+pub(crate) mod update;
 
 /// Resource columns cleared when absent on update; the other columns keep their value.
 const RESOURCE_CLEARED: &[&str] = &[
@@ -31,10 +32,6 @@ const RESOURCE_CLEARED: &[&str] = &[
     "mimetype",
     "mimetype_inner",
 ];
-
-pub(crate) fn new_id() -> String {
-    uuid::Uuid::new_v4().to_string()
-}
 
 /// The dataset named by `id` (or `name_or_id`), or 404.
 /// In a write call the row is locked until commit: every caller of `load` changes the dataset
@@ -47,44 +44,6 @@ pub(crate) async fn load(ctx: &mut ActionContext, r: &str) -> CkanResult<Package
 
 pub(crate) async fn show_row(ctx: &mut ActionContext, row: &PackageRow) -> CkanResult<Value> {
     package_dict(ctx, row).await
-}
-
-pub async fn package_show(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    let id = match p.get("id").or_else(|| p.get("name_or_id")) {
-        None | Some(Value::Null) => return Err(missing("name_or_id")),
-        Some(v) => v
-            .as_str()
-            .map(str::to_string)
-            .ok_or_else(|| validation().field("id", "Must be a string").build())?,
-    };
-    let cacheable = !ctx.in_write();
-    let generation = ctx.app.package_cache.generation();
-    let cached = if cacheable {
-        ctx.app.package_cache.get(&id)
-    } else {
-        None
-    };
-    let row = match &cached {
-        Some(hit) => hit.row.clone(),
-        None => ctx.package_row(&id).await?.ok_or_else(|| not_found(""))?,
-    };
-    let mut auth = Params::new();
-    auth.insert("id".into(), json!(row.id));
-    ctx.check_access("package_show", &auth).await?;
-    if let Some(hit) = cached {
-        return Ok(hit.dict.clone());
-    }
-    let dict = show_row(ctx, &row).await?;
-    if cacheable {
-        ctx.app.package_cache.put(
-            generation,
-            catalog_framework::cache::CachedPackage {
-                row,
-                dict: dict.clone(),
-            },
-        );
-    }
-    Ok(dict)
 }
 
 /// Resolves `owner_org` for a write, with CKAN's `owner_org_validator` rules.
@@ -377,6 +336,16 @@ async fn write(
     let id = doc["id"].as_str().unwrap_or_default().to_string();
     let s = |k: &str| doc.get(k).and_then(Value::as_str).map(str::to_string);
     let data = serde_json::to_string(doc)?;
+    // The record before the change, only when some plugin listens for domain events.
+    let before: Option<Value> = if is_new || !ctx.wants_events() {
+        None
+    } else {
+        let old: Option<(String,)> = sqlx::query_as("SELECT data FROM package WHERE id = $1")
+            .bind(&id)
+            .fetch_optional(ctx.db().await?)
+            .await?;
+        old.map(|(d,)| serde_json::from_str(&d)).transpose()?
+    };
     let conn = ctx.db().await?;
     let sql = if is_new {
         "INSERT INTO package (id, name, type, state, private, owner_org, creator_user_id, metadata_created, metadata_modified, data) \
@@ -487,7 +456,43 @@ async fn write(
         }
     }
     if let Some(groups) = groups {
-        crate::group::set_package_groups(ctx, &id, &groups).await?;
+        set_package_groups(ctx, &id, &groups).await?;
+    }
+    let was_deleted = before
+        .as_ref()
+        .is_some_and(|b| b.get("state").and_then(Value::as_str) == Some("deleted"));
+    let change = if is_new {
+        Change::Created
+    } else if s("state").as_deref() == Some("deleted") && !was_deleted {
+        Change::Deleted
+    } else {
+        Change::Updated
+    };
+    ctx.emit(
+        Entity::Package,
+        change,
+        &id,
+        before,
+        Some(Value::Object(doc.clone())),
+    );
+    Ok(())
+}
+
+/// Makes the package ∈ groups memberships exactly `groups`.
+async fn set_package_groups(
+    ctx: &mut ActionContext,
+    package_id: &str,
+    groups: &[String],
+) -> CkanResult<()> {
+    let conn = ctx.db().await?;
+    sqlx::query(
+        "UPDATE member SET state = 'deleted' WHERE table_name = 'package' AND table_id = $1 AND capacity <> 'organization'",
+    )
+    .bind(package_id)
+    .execute(&mut *conn)
+    .await?;
+    for g in groups {
+        upsert_member(conn, g, "package", package_id, "public").await?;
     }
     Ok(())
 }
@@ -567,104 +572,6 @@ fn schema_validate(
     )
 }
 
-pub async fn package_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    let mut errs = ValidationBuilder::default();
-    catalog_plugin_schema::check_type(p.get("type"), &mut errs);
-    errs.finish()?;
-    ctx.check_access("package_create", &p).await?;
-    let dataset_type = p
-        .get("type")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .unwrap_or("dataset")
-        .to_string();
-    let mut data = p.clone();
-    schema_validate(ctx, &dataset_type, &mut data, SchemaOp::Create)?;
-    let mut errs = ValidationBuilder::default();
-    let id = match data.get("id").and_then(Value::as_str) {
-        Some(given) if !ctx.is_sysadmin() && !ctx.ignore_auth => {
-            let _ = given;
-            errs.push("id", "The input field id was not expected.");
-            new_id()
-        }
-        Some(given) => {
-            let norm = catalog_plugin_schema::uuid_parse(given).unwrap_or_default();
-            if ctx.package_row(&norm).await?.is_some_and(|r| r.id == norm) {
-                errs.push("id", "Dataset id already exists");
-            }
-            norm
-        }
-        None => new_id(),
-    };
-    let name = data
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    claim_name(ctx, &name, &id, &mut errs).await?;
-    let owner_org = resolve_owner_org(ctx, data.get("owner_org"), None, &mut errs).await?;
-    let private = data
-        .get("private")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    if private && owner_org.is_none() {
-        errs.push("private", "Datasets with no organization can't be private.");
-    }
-    let input_resources = data
-        .get("resources")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let resources = prepare_resources(ctx, &id, &input_resources, &[], &mut errs).await?;
-    let input_tags = data
-        .get("tags")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let tags = prepare_tags(ctx, &input_tags, &mut errs).await?;
-    errs.finish()?;
-    let groups = match data.get("groups") {
-        Some(g) => Some(resolve_groups(ctx, g).await?),
-        None => None,
-    };
-    let now = now_iso();
-    let state = if ctx.is_sysadmin() || ctx.ignore_auth {
-        data.get("state")
-            .and_then(Value::as_str)
-            .unwrap_or("active")
-            .to_string()
-    } else {
-        "active".to_string()
-    };
-    let modified = match data.get("metadata_modified").and_then(Value::as_str) {
-        Some(m) if ctx.is_sysadmin() => m.to_string(),
-        _ => now.clone(),
-    };
-    let mut doc = Map::new();
-    for f in catalog_plugin_schema::STRING_FIELDS {
-        doc.insert((*f).into(), data.get(*f).cloned().unwrap_or(Value::Null));
-    }
-    doc.insert("type".into(), json!(dataset_type));
-    doc.insert("id".into(), json!(id));
-    doc.insert("name".into(), json!(name));
-    doc.insert("state".into(), json!(state));
-    doc.insert("private".into(), json!(private));
-    doc.insert("owner_org".into(), json!(owner_org));
-    doc.insert("creator_user_id".into(), json!(ctx.user_id()));
-    doc.insert("metadata_created".into(), json!(now));
-    doc.insert("metadata_modified".into(), json!(modified));
-    doc.insert(
-        "extras".into(),
-        data.get("extras").cloned().unwrap_or(json!([])),
-    );
-    doc.insert("tags".into(), Value::Array(tags));
-    doc.insert("resources".into(), Value::Array(resources));
-    keep_custom_fields(&data, &mut doc);
-    write(ctx, &doc, true, groups).await?;
-    let row = load(ctx, &id).await?;
-    show_row(ctx, &row).await
-}
-
 /// Keys `package_show` computes; never stored from input.
 const COMPUTED_KEYS: &[&str] = &[
     "num_resources",
@@ -688,325 +595,6 @@ fn keep_custom_fields(data: &Params, doc: &mut Map<String, Value>) {
             doc.insert(k.clone(), v.clone());
         }
     }
-}
-
-/// `package_update` with replace semantics (spec/ckan-write-auth-legacy.md §1.4).
-pub async fn package_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    let r = match p.get("id").or_else(|| p.get("name")) {
-        Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        Some(v) if !v.is_null() && !v.is_string() => {
-            return Err(validation().field("id", "Must be a string").build())
-        }
-        _ => {
-            let mut e = ValidationBuilder::default();
-            e.set("id", json!("Missing value"));
-            return Err(e.build());
-        }
-    };
-    let row = load(ctx, &r).await?;
-    let mut auth = p.clone();
-    auth.insert("id".into(), json!(row.id));
-    ctx.check_access("package_update", &auth).await?;
-    let old: Map<String, Value> = serde_json::from_str(&row.data)?;
-    let mut data = p.clone();
-    data.insert("id".into(), json!(row.id));
-    data.remove("type");
-    schema_validate(ctx, &row.dataset_type, &mut data, SchemaOp::Update)?;
-    let mut errs = ValidationBuilder::default();
-    let mut doc = old.clone();
-    for f in CLEARED_ON_UPDATE {
-        doc.insert((*f).into(), data.get(*f).cloned().unwrap_or(Value::Null));
-    }
-    if let Some(n) = data.get("name").and_then(Value::as_str) {
-        claim_name(ctx, n, &row.id, &mut errs).await?;
-        doc.insert("name".into(), json!(n));
-    }
-    if data.contains_key("owner_org") {
-        let org = resolve_owner_org(ctx, data.get("owner_org"), Some(&row), &mut errs).await?;
-        doc.insert("owner_org".into(), json!(org));
-    }
-    if let Some(pv) = data.get("private") {
-        doc.insert("private".into(), pv.clone());
-    }
-    if doc.get("private").and_then(Value::as_bool).unwrap_or(false)
-        && doc.get("owner_org").is_none_or(Value::is_null)
-    {
-        errs.push("private", "Datasets with no organization can't be private.");
-    }
-    if let Some(st) = data.get("state").and_then(Value::as_str) {
-        // Checked by `schema_validate`.
-        doc.insert("state".into(), json!(st));
-    }
-    doc.insert(
-        "extras".into(),
-        data.get("extras").cloned().unwrap_or(json!([])),
-    );
-    let input_tags = data
-        .get("tags")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    doc.insert(
-        "tags".into(),
-        Value::Array(prepare_tags(ctx, &input_tags, &mut errs).await?),
-    );
-    if let Some(rs) = data.get("resources").and_then(Value::as_array).cloned() {
-        let existing = old
-            .get("resources")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        doc.insert(
-            "resources".into(),
-            Value::Array(prepare_resources(ctx, &row.id, &rs, &existing, &mut errs).await?),
-        );
-    }
-    errs.finish()?;
-    let groups = match data.get("groups") {
-        Some(g) => Some(resolve_groups(ctx, g).await?),
-        None => None,
-    };
-    keep_custom_fields(&data, &mut doc);
-    let mut compare_old = old.clone();
-    compare_old.remove("metadata_modified");
-    let mut compare_new = doc.clone();
-    compare_new.remove("metadata_modified");
-    let changed = compare_old != compare_new || groups.is_some();
-    let modified = match data.get("metadata_modified").and_then(Value::as_str) {
-        Some(m) if ctx.is_sysadmin() => m.to_string(),
-        _ if changed => now_iso(),
-        _ => row.metadata_modified.clone(),
-    };
-    doc.insert("metadata_modified".into(), json!(modified));
-    write(ctx, &doc, false, groups).await?;
-    let row = load(ctx, &row.id).await?;
-    show_row(ctx, &row).await
-}
-
-pub async fn package_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    if ctx.user.is_none() && !ctx.ignore_auth {
-        return Err(not_authorized(
-            "Action package_patch requires an authenticated user",
-        ));
-    }
-    let r = req_str(&p, "id")?;
-    let row = load(ctx, &r).await?;
-    let mut auth = Params::new();
-    auth.insert("id".into(), json!(row.id));
-    ctx.check_access("package_update", &auth).await?;
-    let current = show_row(ctx, &row).await?;
-    let mut merged = current.as_object().cloned().unwrap_or_default();
-    merged.remove("metadata_modified");
-    for (k, v) in p {
-        merged.insert(k, v);
-    }
-    merged.insert("id".into(), json!(row.id));
-    package_update(ctx, merged).await
-}
-
-pub async fn package_delete(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    let r = req_str(&p, "id")?;
-    let row = ctx
-        .package_for_update(&r)
-        .await?
-        .ok_or_else(|| not_found(""))?;
-    let mut auth = Params::new();
-    auth.insert("id".into(), json!(row.id));
-    ctx.check_access("package_delete", &auth).await?;
-    let mut doc: Map<String, Value> = serde_json::from_str(&row.data)?;
-    doc.insert("state".into(), json!("deleted"));
-    doc.insert("metadata_modified".into(), json!(now_iso()));
-    let conn = ctx.db().await?;
-    sqlx::query(
-        "UPDATE package SET state = 'deleted', metadata_modified = $2, data = $3 WHERE id = $1",
-    )
-    .bind(&row.id)
-    .bind(doc["metadata_modified"].as_str())
-    .bind(serde_json::to_string(&doc)?)
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query(
-        "UPDATE member SET state = 'deleted' WHERE table_name = 'package' AND table_id = $1",
-    )
-    .bind(&row.id)
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query("DELETE FROM collaborator WHERE package_id = $1")
-        .bind(&row.id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(Value::Null)
-}
-
-pub async fn dataset_purge(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    let r = req_str(&p, "id")?;
-    let row = ctx
-        .package_for_update(&r)
-        .await?
-        .ok_or_else(|| not_found("Dataset was not found"))?;
-    ctx.check_access("dataset_purge", &p).await?;
-    let conn = ctx.db().await?;
-    for sql in [
-        "DELETE FROM member WHERE table_name = 'package' AND table_id = $1",
-        "DELETE FROM collaborator WHERE package_id = $1",
-        "DELETE FROM package_tag WHERE package_id = $1",
-        "DELETE FROM resource WHERE package_id = $1",
-        "DELETE FROM package WHERE id = $1",
-    ] {
-        sqlx::query(sql).bind(&row.id).execute(&mut *conn).await?;
-    }
-    Ok(Value::Null)
-}
-
-pub async fn package_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    let limit = natural(&p, "limit")?
-        .filter(|l| *l > 0)
-        .unwrap_or(i64::MAX / 2);
-    let offset = natural(&p, "offset")?.unwrap_or(0);
-    ctx.check_access("package_list", &p).await?;
-    let rows: Vec<(String,)> = sqlx::query_as(
-        "SELECT name FROM package WHERE state = 'active' AND private = false ORDER BY name LIMIT $1 OFFSET $2",
-    )
-    .bind(limit)
-    .bind(offset)
-    .fetch_all(ctx.db().await?)
-    .await?;
-    Ok(json!(rows.into_iter().map(|r| r.0).collect::<Vec<_>>()))
-}
-
-/// Rows of visible datasets, newest change first (the database stands in for the search index).
-async fn recent_rows(
-    ctx: &mut ActionContext,
-    limit: i64,
-    offset: i64,
-) -> CkanResult<Vec<PackageRow>> {
-    let private_clause = if ctx.is_sysadmin() {
-        ""
-    } else {
-        " AND private = false"
-    };
-    let sql = format!(
-        "SELECT id FROM package WHERE state = 'active'{private_clause} ORDER BY metadata_modified DESC LIMIT $1 OFFSET $2"
-    );
-    let ids: Vec<(String,)> = sqlx::query_as(&sql)
-        .bind(limit)
-        .bind(offset)
-        .fetch_all(ctx.db().await?)
-        .await?;
-    let mut out = Vec::new();
-    for (id,) in ids {
-        out.push(load(ctx, &id).await?);
-    }
-    Ok(out)
-}
-
-pub async fn current_package_list_with_resources(
-    ctx: &mut ActionContext,
-    p: Params,
-) -> CkanResult<Value> {
-    let limit = natural(&p, "limit")?;
-    let page = positive(&p, "page")?;
-    let offset = match (natural(&p, "offset")?, page, limit) {
-        (Some(o), _, _) => o,
-        (None, Some(pg), Some(l)) => (pg - 1) * l,
-        _ => 0,
-    };
-    ctx.check_access("current_package_list_with_resources", &p)
-        .await?;
-    let rows_max = ctx.config().catalog.search.rows_max;
-    let limit = limit.filter(|l| *l > 0).unwrap_or(10).min(rows_max);
-    let rows = recent_rows(ctx, limit, offset).await?;
-    let mut out = Vec::new();
-    for r in rows {
-        out.push(show_row(ctx, &r).await?);
-    }
-    Ok(Value::Array(out))
-}
-
-pub async fn package_owner_org_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    let r = req_str(&p, "id")?;
-    ctx.check_access("package_owner_org_update", &p).await?;
-    let row = load(ctx, &r).await?;
-    let org = match p
-        .get("organization_id")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-    {
-        None => None,
-        Some(o) => Some(
-            ctx.group_row(o)
-                .await?
-                .filter(|g| g.is_organization)
-                .ok_or_else(|| not_found("Organization was not found."))?
-                .id,
-        ),
-    };
-    let mut doc: Map<String, Value> = serde_json::from_str(&row.data)?;
-    doc.insert("owner_org".into(), json!(org));
-    write(ctx, &doc, false, None).await?;
-    Ok(Value::Null)
-}
-
-async fn bulk(
-    ctx: &mut ActionContext,
-    p: Params,
-    action: &str,
-    patch: Params,
-) -> CkanResult<Value> {
-    let datasets = str_list(&p, "datasets")?.ok_or_else(|| missing("datasets"))?;
-    let org_id = req_str(&p, "org_id")?;
-    let org = ctx
-        .group_row(&org_id)
-        .await?
-        .ok_or_else(|| not_found("Organization was not found."))?;
-    let mut auth = p.clone();
-    auth.insert("org_id".into(), json!(org.id));
-    ctx.check_access(action, &auth).await?;
-    for id in datasets {
-        let row = ctx.package_for_update(&id).await?;
-        let Some(row) =
-            row.filter(|r| r.id == id && r.owner_org.as_deref() == Some(org.id.as_str()))
-        else {
-            continue;
-        };
-        let mut doc: Map<String, Value> = serde_json::from_str(&row.data)?;
-        for (k, v) in &patch {
-            doc.insert(k.clone(), v.clone());
-        }
-        doc.insert("metadata_modified".into(), json!(now_iso()));
-        write(ctx, &doc, false, None).await?;
-        if doc["state"] == "deleted" {
-            sqlx::query("UPDATE member SET state = 'deleted' WHERE table_name = 'package' AND table_id = $1")
-                .bind(&row.id)
-                .execute(ctx.db().await?)
-                .await?;
-        }
-    }
-    Ok(Value::Null)
-}
-
-pub async fn bulk_update_private(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    let patch = json!({"private": true})
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    bulk(ctx, p, "bulk_update_private", patch).await
-}
-
-pub async fn bulk_update_public(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    let patch = json!({"private": false})
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    bulk(ctx, p, "bulk_update_public", patch).await
-}
-
-pub async fn bulk_update_delete(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    let patch = json!({"state": "deleted"})
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    bulk(ctx, p, "bulk_update_delete", patch).await
 }
 
 #[cfg(test)]

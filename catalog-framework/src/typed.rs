@@ -1,0 +1,446 @@
+//! Typed action parameters: a struct per action, decoded from the JSON body, query string or
+//! form with CKAN's coercions and CKAN's messages, every field's error collected into one
+//! validation error (as CKAN's schemas do); keys the struct does not name stay in `__extras`.
+//!
+//! ```ignore
+//! action_params! {
+//!     /// Return the metadata of a dataset.
+//!     pub struct PackageShowParams {
+//!         /// the id or name of the dataset
+//!         id: String,
+//!         /// include tracking information (ignored)
+//!         include_tracking: bool = false,
+//!         /// how many (at most 1000)
+//!         limit: Option<Natural>,
+//!         /// a parameter whose name is no Rust identifier
+//!         facet_field: Option<Vec<String>> as "facet.field",
+//!     }
+//! }
+//! ```
+//!
+//! A field of type `T` is required (`Missing value` when absent, null or blank); `Option<T>`
+//! is optional; `T = default` takes the default when absent. The struct's doc comment is the
+//! action's help text and every field's doc comment its description in the OpenAPI document.
+
+use std::borrow::Cow;
+
+use serde_json::{json, Value};
+
+use crate::error::{CkanResult, ValidationBuilder};
+use crate::params::int_value;
+use crate::registry::Params;
+
+/// How a present parameter value decodes: CKAN's coercions (GET sends every value as text).
+pub trait ParamType: Sized {
+    /// Decodes a present, non-null value; the message goes under the parameter's key.
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>>;
+    /// True when a present value counts as absent (CKAN's validators treat `""` so).
+    fn is_blank(v: &Value) -> bool {
+        v.is_null()
+    }
+    /// The value's JSON Schema.
+    fn schema() -> Value;
+}
+
+impl ParamType for String {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        match v {
+            Value::String(s) => Ok(s.clone()),
+            Value::Number(n) => Ok(n.to_string()),
+            _ => Err("Must be a string".into()),
+        }
+    }
+    fn is_blank(v: &Value) -> bool {
+        match v {
+            Value::Null => true,
+            Value::String(s) => s.trim().is_empty(),
+            _ => false,
+        }
+    }
+    fn schema() -> Value {
+        json!({"type": ["string", "number"]})
+    }
+}
+
+fn blank_text(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        _ => false,
+    }
+}
+
+impl ParamType for i64 {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        int_value(v).ok_or_else(|| "Invalid integer".into())
+    }
+    fn is_blank(v: &Value) -> bool {
+        blank_text(v)
+    }
+    fn schema() -> Value {
+        json!({"type": ["integer", "string"], "pattern": "^\\s*([+-]?[0-9]+)?\\s*$"})
+    }
+}
+
+/// An integer ≥ 0 (`Must be a natural number`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Natural(pub i64);
+
+impl ParamType for Natural {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        match i64::decode(v)? {
+            n if n < 0 => Err("Must be a natural number".into()),
+            n => Ok(Natural(n)),
+        }
+    }
+    fn is_blank(v: &Value) -> bool {
+        blank_text(v)
+    }
+    fn schema() -> Value {
+        json!({"type": ["integer", "string"], "minimum": 0, "pattern": "^\\s*(\\+?[0-9]+|-0+)?\\s*$"})
+    }
+}
+
+/// An integer > 0 (`Must be a positive integer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Positive(pub i64);
+
+impl ParamType for Positive {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        match i64::decode(v)? {
+            n if n <= 0 => Err("Must be a positive integer".into()),
+            n => Ok(Positive(n)),
+        }
+    }
+    fn is_blank(v: &Value) -> bool {
+        blank_text(v)
+    }
+    fn schema() -> Value {
+        json!({"type": ["integer", "string"], "minimum": 1, "pattern": "^\\s*(\\+?0*[1-9][0-9]*)?\\s*$"})
+    }
+}
+
+/// CKAN's `asbool` (true/yes/on/y/t/1, false/no/off/n/f/0); anything else is refused.
+impl ParamType for bool {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        crate::params::as_bool(v).ok_or_else(|| "Must be a boolean".into())
+    }
+    fn schema() -> Value {
+        json!({"type": ["boolean", "string", "integer"]})
+    }
+}
+
+/// A list of strings: a JSON list, a repeated GET parameter, or one string (one item).
+impl ParamType for Vec<String> {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        match v {
+            Value::String(s) => Ok(vec![s.clone()]),
+            Value::Array(a) => a
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(s.clone()),
+                    Value::Number(n) => Ok(n.to_string()),
+                    _ => Err("Must be a list of strings".into()),
+                })
+                .collect(),
+            _ => Err("Not a list".into()),
+        }
+    }
+    fn schema() -> Value {
+        json!({"oneOf": [{"type": "array", "items": {"type": ["string", "number"]}}, {"type": "string"}]})
+    }
+}
+
+/// Any JSON value, passed through as sent.
+impl ParamType for Value {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        Ok(v.clone())
+    }
+    fn schema() -> Value {
+        json!({})
+    }
+}
+
+/// A field of a params struct: required (`T`) or optional (`Option<T>`).
+pub trait Field: Sized {
+    /// The field from its value (`None`: absent). `Err` is the message under its key.
+    fn from_field(v: Option<&Value>) -> Result<Self, Cow<'static, str>>;
+    /// True when a present value counts as absent.
+    fn is_blank(v: &Value) -> bool;
+    fn required() -> bool;
+    fn schema() -> Value;
+}
+
+macro_rules! fields {
+    ($($t:ty),*) => {$(
+        impl Field for $t {
+            fn from_field(v: Option<&Value>) -> Result<Self, Cow<'static, str>> {
+                match v {
+                    Some(v) if !<$t as ParamType>::is_blank(v) => <$t as ParamType>::decode(v),
+                    _ => Err("Missing value".into()),
+                }
+            }
+            fn is_blank(v: &Value) -> bool {
+                <$t as ParamType>::is_blank(v)
+            }
+            fn required() -> bool {
+                true
+            }
+            fn schema() -> Value {
+                <$t as ParamType>::schema()
+            }
+        }
+        impl Field for Option<$t> {
+            fn from_field(v: Option<&Value>) -> Result<Self, Cow<'static, str>> {
+                match v {
+                    Some(v) if !<$t as ParamType>::is_blank(v) => <$t as ParamType>::decode(v).map(Some),
+                    _ => Ok(None),
+                }
+            }
+            fn is_blank(v: &Value) -> bool {
+                <$t as ParamType>::is_blank(v)
+            }
+            fn required() -> bool {
+                false
+            }
+            fn schema() -> Value {
+                <$t as ParamType>::schema()
+            }
+        }
+    )*};
+}
+
+fields!(String, i64, Natural, Positive, bool, Vec<String>, Value);
+
+/// Decodes one field, recording its error; with a default, absence takes the default.
+#[doc(hidden)]
+pub fn decode_field<T: Field>(
+    p: &mut Params,
+    key: &str,
+    default: Option<T>,
+    errs: &mut ValidationBuilder,
+) -> Option<T> {
+    let v = p.remove(key);
+    let absent = v.as_ref().is_none_or(T::is_blank);
+    if absent {
+        if let Some(d) = default {
+            return Some(d);
+        }
+    }
+    match T::from_field(v.as_ref()) {
+        Ok(t) => Some(t),
+        Err(message) => {
+            errs.push(key, message.as_ref());
+            None
+        }
+    }
+}
+
+/// A params struct declared with [`action_params!`](crate::action_params).
+pub trait ActionParams: Sized + Send {
+    /// The action's help text: the struct's doc comment.
+    fn doc() -> &'static str;
+    /// Decodes the parameters; every field's error in one validation error.
+    fn decode(p: Params) -> CkanResult<Self>;
+    /// The parameters' JSON Schema (an object; unknown keys allowed).
+    fn schema() -> Value;
+}
+
+/// Declares an action's params struct: see [`crate::typed`].
+#[macro_export]
+macro_rules! action_params {
+    (
+        $(#[doc = $doc:literal])*
+        $vis:vis struct $name:ident {
+            $(
+                $(#[doc = $fdoc:literal])*
+                $field:ident : $ty:ty $(as $key:literal)? $(= $default:expr)?
+            ),* $(,)?
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(Debug)]
+        $vis struct $name {
+            $(
+                $(#[doc = $fdoc])*
+                pub $field: $ty,
+            )*
+            /// The keys no field names (CKAN's `__extras`).
+            pub __extras: $crate::registry::Params,
+        }
+
+        impl $crate::typed::ActionParams for $name {
+            fn doc() -> &'static str {
+                static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+                DOC.get_or_init(|| $crate::typed::__doc_text(concat!($($doc, "\n",)*)))
+            }
+
+            fn decode(mut p: $crate::registry::Params) -> $crate::error::CkanResult<Self> {
+                let mut errs = $crate::error::ValidationBuilder::default();
+                $(
+                    #[allow(unused_mut, unused_assignments)]
+                    let mut default: Option<$ty> = None;
+                    $( default = Some($default); )?
+                    let $field = $crate::typed::decode_field::<$ty>(
+                        &mut p,
+                        $crate::action_params!(@key $field $(, $key)?),
+                        default,
+                        &mut errs,
+                    );
+                )*
+                errs.finish()?;
+                Ok($name {
+                    $(
+                        $field: match $field {
+                            Some(v) => v,
+                            None => return Err($crate::error::internal("parameter decoding")),
+                        },
+                    )*
+                    __extras: p,
+                })
+            }
+
+            fn schema() -> $crate::__private::serde_json::Value {
+                let mut properties = $crate::__private::serde_json::Map::new();
+                let mut required: Vec<&str> = Vec::new();
+                $(
+                    {
+                        let key = $crate::action_params!(@key $field $(, $key)?);
+                        let mut s = <$ty as $crate::typed::Field>::schema();
+                        let doc = $crate::typed::__doc_text(concat!($($fdoc, "\n",)*));
+                        if !doc.is_empty() {
+                            s["description"] = doc.into();
+                        }
+                        let has_default = !<[&str]>::is_empty(&[$(stringify!($default))?]);
+                        if <$ty as $crate::typed::Field>::required() && !has_default {
+                            required.push(key);
+                        }
+                        properties.insert(key.to_string(), s);
+                    }
+                )*
+                $crate::__private::serde_json::json!({
+                    "type": "object",
+                    "properties": properties,
+                    "required": required,
+                })
+            }
+        }
+    };
+    (@key $field:ident) => { stringify!($field) };
+    (@key $field:ident, $key:literal) => { $key };
+}
+
+/// An action whose body starts from typed parameters; register it wrapped in [`Typed`]:
+/// `register_action!("my_action", Typed(MyAction));`. Its help text is the params struct's
+/// doc comment and its OpenAPI request schema the struct's schema.
+#[async_trait::async_trait]
+pub trait TypedAction: Send + Sync + 'static {
+    type Params: ActionParams;
+    /// True for actions that read only (they answer GET).
+    const READ: bool;
+    async fn run(
+        &self,
+        ctx: &mut crate::context::ActionContext,
+        params: Self::Params,
+    ) -> CkanResult<Value>;
+}
+
+/// Adapts a [`TypedAction`] to the registry's [`Action`](crate::registry::Action).
+pub struct Typed<A>(pub A);
+
+#[async_trait::async_trait]
+impl<A: TypedAction> crate::registry::Action for Typed<A> {
+    fn side_effect_free(&self) -> bool {
+        A::READ
+    }
+    fn doc(&self) -> &'static str {
+        <A::Params as ActionParams>::doc()
+    }
+    fn params_schema(&self) -> Option<Value> {
+        Some(<A::Params as ActionParams>::schema())
+    }
+    async fn run(
+        &self,
+        ctx: &mut crate::context::ActionContext,
+        params: Params,
+    ) -> CkanResult<Value> {
+        let typed = <A::Params as ActionParams>::decode(params)?;
+        self.0.run(ctx, typed).await
+    }
+}
+
+/// The text of doc comments as written (`/// text` gives `" text"`): each line without its one
+/// leading space, the trailing blank lines dropped.
+#[doc(hidden)]
+pub fn __doc_text(s: &str) -> String {
+    let lines: Vec<&str> = s
+        .lines()
+        .map(|l| l.strip_prefix(' ').unwrap_or(l))
+        .collect();
+    lines.join("\n").trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    crate::action_params! {
+        /// Show a thing.
+        ///
+        /// More text.
+        struct ShowParams {
+            /// the id
+            id: String,
+            /// how many
+            limit: Option<Natural>,
+            all_fields: bool = false,
+            facet_field: Option<Vec<String>> as "facet.field",
+        }
+    }
+
+    fn decode(v: Value) -> CkanResult<ShowParams> {
+        ShowParams::decode(v.as_object().cloned().unwrap())
+    }
+
+    #[test]
+    fn fields_decode_with_ckan_coercions_and_extras_stay() {
+        let p = decode(
+            json!({"id": 7, "limit": "5", "all_fields": "True", "facet.field": "tags", "x": 1}),
+        )
+        .unwrap();
+        assert_eq!(p.id, "7");
+        assert_eq!(p.limit, Some(Natural(5)));
+        assert!(p.all_fields);
+        assert_eq!(p.facet_field, Some(vec!["tags".to_string()]));
+        assert_eq!(p.__extras, json!({"x": 1}).as_object().cloned().unwrap());
+        let d = decode(json!({"id": "a", "limit": ""})).unwrap();
+        assert_eq!(d.limit, None);
+        assert!(!d.all_fields);
+    }
+
+    #[test]
+    fn every_field_error_is_reported_at_once() {
+        let e =
+            decode(json!({"limit": "-1", "all_fields": "maybe", "facet.field": {}})).unwrap_err();
+        assert_eq!(
+            e.to_error_object(),
+            json!({
+                "__type": "Validation Error",
+                "id": ["Missing value"],
+                "limit": ["Must be a natural number"],
+                "all_fields": ["Must be a boolean"],
+                "facet.field": ["Not a list"],
+            })
+        );
+    }
+
+    #[test]
+    fn the_schema_comes_from_the_struct() {
+        let s = ShowParams::schema();
+        assert_eq!(s["required"], json!(["id"]));
+        assert_eq!(s["properties"]["id"]["description"], "the id");
+        assert!(s["properties"]["facet.field"].is_object());
+        assert_eq!(ShowParams::doc(), "Show a thing.\n\nMore text.");
+    }
+}

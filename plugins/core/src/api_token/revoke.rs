@@ -1,0 +1,30 @@
+use catalog_framework::identity;
+use catalog_framework::prelude::*;
+
+action_params! {
+    /// Revoke an API token (by `token` or `jti`).
+    pub struct ApiTokenRevokeParams {}
+}
+
+pub async fn api_token_revoke(
+    ctx: &mut ActionContext,
+    p: ApiTokenRevokeParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
+    let jti = match (opt_str(&p, "jti"), opt_str(&p, "token")) {
+        (Some(j), _) if !j.is_empty() => j,
+        (_, Some(t)) if !t.is_empty() => match identity::token_id(&t) {
+            Some(id) => id.to_string(),
+            None => return Err(not_authorized("")),
+        },
+        _ => return Err(missing("token")),
+    };
+    let mut auth = p.clone();
+    auth.insert("jti".into(), json!(jti));
+    ctx.check_access("api_token_revoke", &auth).await?;
+    sqlx::query("DELETE FROM api_token WHERE id = $1")
+        .bind(&jti)
+        .execute(ctx.db().await?)
+        .await?;
+    Ok(Value::Null)
+}

@@ -1,0 +1,34 @@
+use catalog_framework::prelude::*;
+
+use super::{capacities, collaborator_target};
+
+pub async fn package_collaborator_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    let (_, _, capacity) = (
+        req_str(&p, "id")?,
+        req_str(&p, "user_id")?,
+        req_str(&p, "capacity")?,
+    );
+    let caps = capacities(ctx);
+    if !caps.contains(&capacity.as_str()) {
+        return Err(validation_message(format!(
+            "Role must be one of \"{}\"",
+            caps.join(", ")
+        )));
+    }
+    let (pkg, user) =
+        collaborator_target(ctx, &p, "package_collaborator_create", "Dataset not found").await?;
+    let now = now_iso();
+    sqlx::query(
+        "INSERT INTO collaborator (package_id, user_id, capacity, modified) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (package_id, user_id) DO UPDATE SET capacity = $3, modified = $4",
+    )
+    .bind(&pkg.id)
+    .bind(&user.id)
+    .bind(&capacity)
+    .bind(&now)
+    .execute(ctx.db().await?)
+    .await?;
+    Ok(
+        json!({"package_id": pkg.id, "user_id": user.id, "capacity": capacity, "modified": now.replacen('T', " ", 1)}),
+    )
+}

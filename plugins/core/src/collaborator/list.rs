@@ -1,0 +1,47 @@
+use catalog_framework::prelude::*;
+
+use super::{capacities, enabled};
+
+action_params! {
+    /// Return the collaborators of a dataset.
+    pub struct PackageCollaboratorListParams {
+        /// the id or name of the dataset
+        id: String,
+    }
+}
+
+pub async fn package_collaborator_list(
+    ctx: &mut ActionContext,
+    p: PackageCollaboratorListParams,
+) -> CkanResult<Value> {
+    let id = p.id;
+    let p = p.__extras;
+    let pkg = ctx
+        .package_row(&id)
+        .await?
+        .ok_or_else(|| not_found("Package not found"))?;
+    let mut auth = p.clone();
+    auth.insert("id".into(), json!(pkg.id));
+    ctx.check_access("package_collaborator_list", &auth).await?;
+    enabled(ctx)?;
+    let capacity = opt_str(&p, "capacity");
+    if let Some(c) = &capacity {
+        let caps = capacities(ctx);
+        if !caps.contains(&c.as_str()) {
+            return Err(validation_message(format!(
+                "Capacity must be one of \"{}\"",
+                caps.join(", ")
+            )));
+        }
+    }
+    let rows = sqlx::query("SELECT package_id, user_id, capacity, modified FROM collaborator WHERE package_id = $1 ORDER BY modified")
+        .bind(&pkg.id)
+        .fetch_all(ctx.db().await?)
+        .await?;
+    Ok(Value::Array(
+        rows.iter()
+            .filter(|r| capacity.as_ref().is_none_or(|c| *c == r.s("capacity")))
+            .map(|r| json!({"package_id": r.s("package_id"), "user_id": r.s("user_id"), "capacity": r.s("capacity"), "modified": r.s("modified").replacen('T', " ", 1)}))
+            .collect(),
+    ))
+}

@@ -1,0 +1,50 @@
+//! Dataset collaborators (`package_collaborator_*`), behind
+//! `catalog.auth.allow_dataset_collaborators`.
+
+use catalog_framework::prelude::*;
+use catalog_framework::store_queries::{PackageRow, UserRow};
+
+pub(crate) mod create;
+pub(crate) mod delete;
+pub(crate) mod list;
+pub(crate) mod list_for_user;
+
+fn enabled(ctx: &ActionContext) -> CkanResult<()> {
+    if ctx.config().catalog.auth.allow_dataset_collaborators {
+        Ok(())
+    } else {
+        Err(validation_message("Dataset collaborators not enabled"))
+    }
+}
+
+fn capacities(ctx: &ActionContext) -> Vec<&'static str> {
+    if ctx.config().catalog.auth.allow_admin_collaborators {
+        vec!["admin", "editor", "member"]
+    } else {
+        vec!["editor", "member"]
+    }
+}
+
+/// The dataset and the user a `package_collaborator_create` / `_delete` names, then the
+/// caller's access and the feature switch, in CKAN's order.
+async fn collaborator_target(
+    ctx: &mut ActionContext,
+    p: &Params,
+    action: &str,
+    dataset_not_found: &str,
+) -> CkanResult<(PackageRow, UserRow)> {
+    let (id, user_id) = (req_str(p, "id")?, req_str(p, "user_id")?);
+    let pkg = ctx
+        .package_row(&id)
+        .await?
+        .ok_or_else(|| not_found(dataset_not_found))?;
+    let user = ctx
+        .user_row(&user_id)
+        .await?
+        .ok_or_else(|| not_found("User not found"))?;
+    let mut auth = p.clone();
+    auth.insert("id".into(), json!(pkg.id));
+    ctx.check_access(action, &auth).await?;
+    enabled(ctx)?;
+    Ok((pkg, user))
+}

@@ -1,0 +1,93 @@
+use catalog_framework::prelude::*;
+use catalog_plugin_schema::optional_text;
+
+use super::{
+    apply_users_and_parents, emit_group, extras_map, group_dict, kind, load_group, ShowOpts,
+};
+use crate::ids::new_id;
+use crate::membership::add_member;
+
+async fn create(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<Value> {
+    let action = format!("{}_create", kind(is_org));
+    ctx.check_access(&action, &p).await?;
+    let max = ctx.config().catalog.max_field_chars;
+    let mut errs = ValidationBuilder::default();
+    let name = catalog_plugin_schema::required_name(&p, &mut errs);
+    if !name.is_empty() && ctx.group_row(&name).await?.is_some_and(|g| g.name == name) {
+        errs.push("name", "Group name already exists in database");
+    }
+    catalog_plugin_schema::check_type(p.get("type"), &mut errs);
+    let group_type = match p.get("type").and_then(Value::as_str) {
+        Some(t) if !t.is_empty() => t.to_string(),
+        _ => kind(is_org).to_string(),
+    };
+    if !is_org && group_type == "organization" {
+        errs.push("type", "Use organization_create to create organizations");
+    }
+    let id = match p.get("id").and_then(Value::as_str) {
+        Some(given) if ctx.is_sysadmin() => {
+            let norm = catalog_plugin_schema::uuid_parse(given);
+            match norm {
+                None => {
+                    errs.push("id", "Invalid id provided");
+                    new_id()
+                }
+                Some(n) => {
+                    if ctx.group_row(&n).await?.is_some() {
+                        errs.push("id", "Id already exists");
+                    }
+                    n
+                }
+            }
+        }
+        Some(_) => {
+            errs.push("id", "The input field id was not expected.");
+            new_id()
+        }
+        None => new_id(),
+    };
+    let title = optional_text(&p, "title", &mut errs, max);
+    let description = optional_text(&p, "description", &mut errs, max);
+    let image_url = optional_text(&p, "image_url", &mut errs, max);
+    let extras = extras_map(&p, &mut errs);
+    errs.finish()?;
+    sqlx::query(
+        "INSERT INTO catalog_group (id, name, title, description, image_url, type, is_organization, approval_status, state, created, extras) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'approved', 'active', $8, $9)",
+    )
+    .bind(&id)
+    .bind(&name)
+    .bind(title)
+    .bind(description)
+    .bind(image_url)
+    .bind(&group_type)
+    .bind(is_org)
+    .bind(now_iso())
+    .bind(serde_json::to_string(&extras)?)
+    .execute(ctx.db().await?)
+    .await?;
+    let g = load_group(ctx, &id, is_org).await?;
+    // The group first, then its memberships, in the order of the events.
+    emit_group(ctx, Change::Created, None, Some(&g));
+    apply_users_and_parents(ctx, &g, &p).await?;
+    if let Some(uid) = ctx.user_id().map(str::to_string) {
+        add_member(ctx, &id, "user", &uid, "admin").await?;
+    }
+    let opts = ShowOpts {
+        datasets: false,
+        dataset_count: true,
+        extras: true,
+        users: true,
+        groups: true,
+        counts: None,
+    };
+    group_dict(ctx, &g, &opts).await
+}
+
+pub async fn group_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    create(ctx, p, false).await
+}
+
+pub async fn organization_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    create(ctx, p, true).await
+}

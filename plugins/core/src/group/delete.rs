@@ -1,0 +1,92 @@
+use catalog_framework::prelude::*;
+
+use super::{emit_group, kind, load_group};
+
+async fn delete(
+    ctx: &mut ActionContext,
+    p: Params,
+    is_org: bool,
+    purge: bool,
+) -> CkanResult<Value> {
+    let id = req_str(&p, "id")?;
+    let g = load_group(ctx, &id, is_org).await?;
+    let verb = if purge { "purge" } else { "delete" };
+    let mut auth = p.clone();
+    auth.insert("id".into(), json!(g.id));
+    ctx.check_access(&format!("{}_{verb}", kind(is_org)), &auth)
+        .await?;
+    if is_org {
+        let ids: Vec<(String,)> =
+            sqlx::query_as("SELECT id FROM package WHERE owner_org = $1 AND state <> 'deleted'")
+                .bind(&g.id)
+                .fetch_all(ctx.db().await?)
+                .await?;
+        if !ids.is_empty() {
+            if !ctx.config().catalog.auth.create_unowned_dataset {
+                let what = if purge { "purged" } else { "deleted" };
+                return Err(validation_message(format!(
+                    "Organization cannot be {what} while it still has datasets"
+                )));
+            }
+            for (pid,) in ids {
+                let row = crate::package::load(ctx, &pid).await?;
+                let mut doc: Map<String, Value> = serde_json::from_str(&row.data)?;
+                doc.insert("owner_org".into(), Value::Null);
+                doc.insert("private".into(), json!(false));
+                sqlx::query(
+                    "UPDATE package SET owner_org = NULL, private = false, data = $2 WHERE id = $1",
+                )
+                .bind(&pid)
+                .bind(serde_json::to_string(&doc)?)
+                .execute(ctx.db().await?)
+                .await?;
+            }
+        }
+    }
+    let conn = ctx.db().await?;
+    if purge {
+        sqlx::query(
+            "DELETE FROM member WHERE group_id = $1 OR (table_name = 'group' AND table_id = $1)",
+        )
+        .bind(&g.id)
+        .execute(&mut *conn)
+        .await?;
+        sqlx::query("DELETE FROM catalog_group WHERE id = $1")
+            .bind(&g.id)
+            .execute(&mut *conn)
+            .await?;
+    } else {
+        sqlx::query("UPDATE member SET state = 'deleted' WHERE group_id = $1 OR (table_name = 'group' AND table_id = $1)")
+            .bind(&g.id)
+            .execute(&mut *conn)
+            .await?;
+        sqlx::query("UPDATE catalog_group SET state = 'deleted' WHERE id = $1")
+            .bind(&g.id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    if purge {
+        emit_group(ctx, Change::Purged, Some(&g), None);
+    } else {
+        let mut after = g.clone();
+        after.state = "deleted".into();
+        emit_group(ctx, Change::Deleted, Some(&g), Some(&after));
+    }
+    Ok(Value::Null)
+}
+
+pub async fn group_delete(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    delete(ctx, p, false, false).await
+}
+
+pub async fn organization_delete(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    delete(ctx, p, true, false).await
+}
+
+pub async fn group_purge(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    delete(ctx, p, false, true).await
+}
+
+pub async fn organization_purge(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    delete(ctx, p, true, true).await
+}

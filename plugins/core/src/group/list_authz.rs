@@ -1,0 +1,45 @@
+use catalog_framework::prelude::*;
+use catalog_framework::store_queries::{self as q, GroupRow};
+
+use super::{dataset_counts, raw_group, CountScope};
+use crate::dictize::sorted;
+
+pub async fn group_list_authz(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    let am_member = bool_param(&p, "am_member", false)?;
+    let include_count = bool_param(&p, "include_dataset_count", false)?;
+    ctx.check_access("group_list_authz", &p).await?;
+    let Some(uid) = ctx.user_id().map(str::to_string) else {
+        return Ok(json!([]));
+    };
+    let sql = format!(
+        "SELECT {} FROM catalog_group WHERE state = 'active' AND is_organization = false",
+        q::GROUP_COLS
+    );
+    let rows = sqlx::query(&sql).fetch_all(ctx.db().await?).await?;
+    let groups: Vec<GroupRow> = rows.iter().map(GroupRow::from_row).collect();
+    let mine: Vec<String> = q::user_memberships(ctx.db().await?, &uid)
+        .await?
+        .into_iter()
+        .map(|(g, _)| g)
+        .collect();
+    let counts = if include_count {
+        Some(dataset_counts(ctx, CountScope::AllOfTypeDataset).await?)
+    } else {
+        None
+    };
+    let site = ctx.config().site_url().to_string();
+    let all = ctx.is_sysadmin() && !am_member;
+    let mut out = Vec::new();
+    for g in groups {
+        if !all && !mine.contains(&g.id) {
+            continue;
+        }
+        let mut m = raw_group(&site, &g);
+        if let Some(c) = &counts {
+            m.insert("package_count".into(), json!(c.of(&g)));
+        }
+        out.push((g.display_name().to_lowercase(), Value::Object(sorted(m))));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(Value::Array(out.into_iter().map(|x| x.1).collect()))
+}

@@ -1,0 +1,60 @@
+use catalog_framework::authz;
+use catalog_framework::prelude::*;
+use catalog_framework::store_queries::{self as q, GroupRow};
+
+use super::{dataset_counts, raw_group, CountScope};
+use crate::dictize::sorted;
+
+pub async fn organization_list_for_user(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    let perm = opt_str(&p, "permission").unwrap_or_else(|| "manage_group".into());
+    let include_count = bool_param(&p, "include_dataset_count", false)?;
+    ctx.check_access("organization_list_for_user", &p).await?;
+    let user = match opt_str(&p, "id") {
+        Some(r) => Some(
+            ctx.user_row(&r)
+                .await?
+                .ok_or_else(|| not_found("User not found"))?,
+        ),
+        None => match ctx.user_id().map(str::to_string) {
+            Some(uid) => ctx.user_row(&uid).await?,
+            None => None,
+        },
+    };
+    let Some(user) = user else {
+        return Ok(json!([]));
+    };
+    let sql = format!(
+        "SELECT {} FROM catalog_group WHERE state = 'active' AND is_organization = true",
+        q::GROUP_COLS
+    );
+    let rows = sqlx::query(&sql).fetch_all(ctx.db().await?).await?;
+    let orgs: Vec<GroupRow> = rows.iter().map(GroupRow::from_row).collect();
+    let held = if user.sysadmin {
+        Default::default()
+    } else {
+        authz::groups_with_permission(ctx, &user.id, &perm).await?
+    };
+    let counts = if include_count {
+        Some(dataset_counts(ctx, CountScope::AllOfTypeDataset).await?)
+    } else {
+        None
+    };
+    let site = ctx.config().site_url().to_string();
+    let mut out = Vec::new();
+    for g in orgs {
+        let cap = if user.sysadmin {
+            Some("admin".to_string())
+        } else {
+            held.get(&g.id).cloned()
+        };
+        let Some(cap) = cap else { continue };
+        let mut m = raw_group(&site, &g);
+        m.insert("capacity".into(), json!(cap));
+        if let Some(c) = &counts {
+            m.insert("package_count".into(), json!(c.of(&g)));
+        }
+        out.push((g.display_name().to_lowercase(), Value::Object(sorted(m))));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(Value::Array(out.into_iter().map(|x| x.1).collect()))
+}

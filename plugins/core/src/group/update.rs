@@ -1,0 +1,99 @@
+use catalog_framework::prelude::*;
+use catalog_plugin_schema::optional_text;
+
+use super::{
+    apply_users_and_parents, emit_group, extras_map, group_dict, kind, load_group, ShowOpts,
+};
+
+async fn update(
+    ctx: &mut ActionContext,
+    p: Params,
+    is_org: bool,
+    merge: bool,
+) -> CkanResult<Value> {
+    let id = req_str(&p, "id")?;
+    let g = ctx
+        .group_for_update(&id)
+        .await?
+        .filter(|g| g.is_organization == is_org)
+        .ok_or_else(|| not_found("That group name or ID does not exist."))?;
+    let mut auth = p.clone();
+    auth.insert("id".into(), json!(g.id));
+    ctx.check_access(&format!("{}_update", kind(is_org)), &auth)
+        .await?;
+    let max = ctx.config().catalog.max_field_chars;
+    let mut errs = ValidationBuilder::default();
+    if let Some(t) = p.get("type").and_then(Value::as_str) {
+        if t != g.group_type {
+            errs.set("type", json!("Type cannot be updated"));
+        }
+    }
+    let name = match p.get("name") {
+        Some(v) if !v.is_null() => {
+            catalog_plugin_schema::check_name(v, &mut errs, "name");
+            let n = v.as_str().unwrap_or_default().to_string();
+            if n != g.name && ctx.group_row(&n).await?.is_some() {
+                errs.push("name", "Group name already exists in database");
+            }
+            n
+        }
+        _ => g.name.clone(),
+    };
+    let pick = |k: &str, cur: &Option<String>, errs: &mut ValidationBuilder| -> Option<String> {
+        // Absent group columns stay as they are on update and patch alike.
+        if p.contains_key(k) {
+            optional_text(&p, k, errs, max)
+        } else {
+            cur.clone()
+        }
+    };
+    let title = pick("title", &g.title, &mut errs);
+    let description = pick("description", &g.description, &mut errs);
+    let image_url = pick("image_url", &g.image_url, &mut errs);
+    let extras = if p.contains_key("extras") {
+        extras_map(&p, &mut errs)
+    } else if merge {
+        g.extras.clone()
+    } else {
+        Map::new()
+    };
+    errs.finish()?;
+    sqlx::query("UPDATE catalog_group SET name = $2, title = $3, description = $4, image_url = $5, extras = $6 WHERE id = $1")
+        .bind(&g.id)
+        .bind(&name)
+        .bind(title)
+        .bind(description)
+        .bind(image_url)
+        .bind(serde_json::to_string(&extras)?)
+        .execute(ctx.db().await?)
+        .await?;
+    let old = g;
+    let g = load_group(ctx, &old.id, is_org).await?;
+    apply_users_and_parents(ctx, &g, &p).await?;
+    emit_group(ctx, Change::Updated, Some(&old), Some(&g));
+    let opts = ShowOpts {
+        datasets: false,
+        dataset_count: true,
+        extras: true,
+        users: true,
+        groups: true,
+        counts: None,
+    };
+    group_dict(ctx, &g, &opts).await
+}
+
+pub async fn group_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    update(ctx, p, false, false).await
+}
+
+pub async fn organization_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    update(ctx, p, true, false).await
+}
+
+pub async fn group_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    update(ctx, p, false, true).await
+}
+
+pub async fn organization_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    update(ctx, p, true, true).await
+}

@@ -1,0 +1,197 @@
+//! What the lookup actions share (`resource_search`, the `tag_*` searches and lists, the
+//! autocompletes): `ILIKE` matching, their parameter checks, and the values of an index field
+//! over the datasets the caller may read.
+//!
+//! CKAN matches these in SQL with `ILIKE`; here the matching is done by [`ilike`] in Rust, so
+//! SQLite and PostgreSQL answer identically (SQLite's `LOWER`/`LIKE` fold ASCII only).
+
+use catalog_framework::authz;
+use catalog_framework::prelude::*;
+
+/// SQL `ILIKE` with `\` as the escape character (PostgreSQL's default, which CKAN relies on):
+/// `%` matches any run of characters, `_` exactly one; letters compare case-insensitively.
+pub(crate) fn ilike(text: &str, pattern: &str) -> bool {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Tok {
+        Lit(char),
+        One,
+        Many,
+    }
+    let mut pat = Vec::new();
+    let mut chars = pattern
+        .to_lowercase()
+        .chars()
+        .collect::<Vec<_>>()
+        .into_iter();
+    while let Some(c) = chars.next() {
+        pat.push(match c {
+            // A trailing escape stands for itself (PostgreSQL would reject the pattern).
+            '\\' => Tok::Lit(chars.next().unwrap_or('\\')),
+            '%' => Tok::Many,
+            '_' => Tok::One,
+            c => Tok::Lit(c),
+        });
+    }
+    let text: Vec<char> = text.to_lowercase().chars().collect();
+    let (mut ti, mut pi) = (0, 0);
+    let mut backtrack: Option<(usize, usize)> = None;
+    while ti < text.len() {
+        match pat.get(pi) {
+            Some(Tok::One) => {
+                ti += 1;
+                pi += 1;
+            }
+            Some(Tok::Lit(c)) if *c == text[ti] => {
+                ti += 1;
+                pi += 1;
+            }
+            Some(Tok::Many) => {
+                backtrack = Some((pi, ti));
+                pi += 1;
+            }
+            _ => match backtrack {
+                Some((bp, bt)) => {
+                    pi = bp + 1;
+                    ti = bt + 1;
+                    backtrack = Some((bp, bt + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pat[pi..].iter().all(|t| *t == Tok::Many)
+}
+
+/// CKAN's `escape_sql_like_special_characters`: `\`, `%` and `_` escaped with `\`.
+pub(crate) fn escape_like(term: &str) -> String {
+    let mut out = String::with_capacity(term.len());
+    for c in term.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `limit`/`offset` as `natural_number_validator` checks them, errors collected per field.
+pub(crate) fn naturals(p: &Params, keys: &[&str]) -> CkanResult<Vec<Option<usize>>> {
+    let mut errors = validation();
+    let mut out = Vec::new();
+    for key in keys {
+        match natural(p, key) {
+            Ok(v) => out.push(v.map(|n| n as usize)),
+            Err(e) => {
+                errors.set(key, e.body.get(*key).cloned().unwrap_or(Value::Null));
+                out.push(None);
+            }
+        }
+    }
+    errors.finish()?;
+    Ok(out)
+}
+
+/// Python truthiness of a raw parameter (CKAN reads some flags with a bare `if`).
+pub(crate) fn py_truthy(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::Object(o)) => !o.is_empty(),
+    }
+}
+
+/// `q` of the autocompletes' `default_autocomplete_schema`: required (may be empty).
+fn autocomplete_q(p: &Params) -> CkanResult<String> {
+    match p.get("q") {
+        None | Some(Value::Null) => Err(missing("q")),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Number(n)) => Ok(n.to_string()),
+        Some(_) => Err(validation().field("q", "Must be a string").build()),
+    }
+}
+
+/// `q` and `limit` of an autocomplete, validated together as CKAN's schema does.
+pub(crate) fn autocomplete_params(p: &Params, default_limit: usize) -> CkanResult<(String, usize)> {
+    let q = autocomplete_q(p);
+    let limit = naturals(p, &["limit"]);
+    match (q, limit) {
+        (Ok(q), Ok(l)) => Ok((q, l[0].unwrap_or(default_limit))),
+        (Err(mut a), Err(b)) => {
+            a.body.extend(b.body);
+            Err(a)
+        }
+        (Err(e), _) | (_, Err(e)) => Err(e),
+    }
+}
+
+/// A resource value as the text SQL would compare (`None` for NULL).
+pub(crate) fn text_of(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+/// The values of an index field (`tags`, `res_format`) over the active datasets the caller may
+/// read, with the number of datasets holding each: a facet of the index, so that neither the
+/// cost of the call grows with a scan of every dataset nor the tags and formats of private,
+/// draft or deleted datasets leak to those who may not read them (CKAN lists them to anyone;
+/// docs/API-COMPAT.md).
+pub(crate) async fn visible_values(
+    ctx: &mut ActionContext,
+    field: &str,
+) -> CkanResult<Vec<(String, u64)>> {
+    let mut filters = vec![Query::term("state", "active")];
+    filters.extend(authz::label_filter(ctx).await?);
+    let req = SearchRequest {
+        query: Query::All,
+        filters,
+        sort: Vec::new(),
+        start: 0,
+        rows: 0,
+        facet_fields: vec![field.to_string()],
+        facet_limit: None,
+        facet_mincount: 1,
+    };
+    let hits = ctx.app.search.backend.search(&req).await?;
+    Ok(hits
+        .facets
+        .into_iter()
+        .find(|(f, _)| f == field)
+        .map(|(_, values)| values)
+        .unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ilike_follows_sql() {
+        assert!(ilike("Hello World", "%world%"));
+        assert!(ilike("Hello", "h_llo"));
+        assert!(!ilike("Hello", "h_lo"));
+        assert!(ilike("abc", "%"));
+        assert!(ilike("", "%%"));
+        assert!(!ilike("abc", ""));
+        assert!(ilike("50% off", "%50\\%%"));
+        assert!(!ilike("500 off", "%50\\%%"));
+        assert!(ilike("a_b", "a\\_b"));
+        assert!(!ilike("axb", "a\\_b"));
+        assert!(ilike("back\\slash", "%k\\\\s%"));
+        assert!(ilike("ÉCONOMIE", "%éco%"));
+        assert!(ilike("aaab", "%aab"));
+        assert!(ilike("abcabd", "%abd"));
+    }
+
+    #[test]
+    fn escape_like_escapes_wildcards_and_the_escape() {
+        assert_eq!(escape_like("a%b_c\\d"), "a\\%b\\_c\\\\d");
+        assert!(ilike("x%y", &format!("%{}%", escape_like("%"))));
+        assert!(!ilike("xy", &format!("%{}%", escape_like("%"))));
+    }
+}

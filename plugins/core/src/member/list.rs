@@ -1,0 +1,67 @@
+use catalog_framework::authz;
+use catalog_framework::prelude::*;
+use catalog_framework::store_queries as q;
+
+pub async fn member_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    let gid = req_str(&p, "id")?;
+    let g = ctx.group_row(&gid).await?.ok_or_else(|| not_found(""))?;
+    let mut auth = p.clone();
+    auth.insert("id".into(), json!(g.id));
+    ctx.check_access("member_list", &auth).await?;
+    let object_type = opt_str(&p, "object_type");
+    let capacity = opt_str(&p, "capacity");
+    let rows = sqlx::query("SELECT table_id, table_name, capacity FROM member WHERE group_id = $1 AND state = 'active' ORDER BY table_name, table_id")
+        .bind(&g.id)
+        .fetch_all(ctx.db().await?)
+        .await?;
+    // Datasets the caller may not read are left out (CKAN lists private ones to anyone:
+    // docs/API-COMPAT.md).
+    let hidden = unreadable_datasets(
+        ctx,
+        rows.iter()
+            .filter(|r| r.s("table_name") == "package")
+            .map(|r| r.s("table_id"))
+            .collect(),
+    )
+    .await?;
+    let mut out = Vec::new();
+    for r in rows {
+        let (tid, table, cap) = (r.s("table_id"), r.s("table_name"), r.s("capacity"));
+        if object_type.as_deref().is_some_and(|t| t != table)
+            || capacity.as_deref().is_some_and(|c| c != cap)
+            || (table == "package" && hidden.contains(&tid))
+        {
+            continue;
+        }
+        let shown = match cap.as_str() {
+            "admin" => "Admin".to_string(),
+            "editor" => "Editor".to_string(),
+            "member" => "Member".to_string(),
+            other => other.to_string(),
+        };
+        out.push(json!([tid, table, shown]));
+    }
+    Ok(Value::Array(out))
+}
+
+/// Of these dataset ids, the ones the caller may not read.
+async fn unreadable_datasets(
+    ctx: &mut ActionContext,
+    ids: Vec<String>,
+) -> CkanResult<std::collections::HashSet<String>> {
+    let mut hidden = std::collections::HashSet::new();
+    if ids.is_empty() || ctx.is_sysadmin() || ctx.ignore_auth {
+        return Ok(hidden);
+    }
+    let mine = authz::user_labels(ctx).await?;
+    let collaborators = ctx.config().catalog.auth.allow_dataset_collaborators;
+    for pkg in q::package_summaries(ctx.db().await?, &ids).await? {
+        if !authz::dataset_labels(&pkg, collaborators)
+            .iter()
+            .any(|l| mine.contains(l))
+        {
+            hidden.insert(pkg.id);
+        }
+    }
+    Ok(hidden)
+}

@@ -1,0 +1,117 @@
+//! Members of groups and organizations: `member_*`, and `group_member_*` /
+//! `organization_member_*` (a user as a member with a role, through `member_create` and
+//! `member_delete`).
+
+use catalog_framework::prelude::*;
+
+use catalog_framework::store_queries::GroupRow;
+
+use crate::group::kind;
+
+pub(crate) mod create;
+pub(crate) mod delete;
+pub(crate) mod list;
+pub(crate) mod roles_list;
+
+fn object_table(object_type: &str) -> CkanResult<&'static str> {
+    match object_type {
+        "package" => Ok("package"),
+        "user" => Ok("user"),
+        "group" => Ok("group"),
+        other => {
+            let mut t = other.to_string();
+            if let Some(f) = t.get_mut(0..1) {
+                f.make_ascii_uppercase();
+            }
+            Err(validation_message(format!("{t} isn't a valid model")))
+        }
+    }
+}
+
+/// A `member_create` / `member_delete` call checked up to its write: every required field
+/// (`Missing value` each, at once), the group (locked), the object, then the caller's access.
+/// Returns the group, the object's table and the object's id.
+async fn member_target(
+    ctx: &mut ActionContext,
+    p: &Params,
+    action: &str,
+    required: &[&str],
+) -> CkanResult<(GroupRow, &'static str, String)> {
+    let mut errs = ValidationBuilder::default();
+    for k in required {
+        if opt_str(p, k).is_none_or(|s| s.is_empty()) {
+            errs.push(k, "Missing value");
+        }
+    }
+    errs.finish()?;
+    let (gid, obj, otype) = (
+        req_str(p, "id")?,
+        req_str(p, "object")?,
+        req_str(p, "object_type")?,
+    );
+    let g = ctx
+        .group_for_update(&gid)
+        .await?
+        .ok_or_else(|| not_found("Group was not found."))?;
+    let table = object_table(&otype)?;
+    let obj_id = resolve_object(ctx, table, &obj).await?;
+    let mut auth = p.clone();
+    auth.insert("id".into(), json!(g.id));
+    ctx.check_access(action, &auth).await?;
+    Ok((g, table, obj_id))
+}
+
+/// The id of a member object. A dataset is locked (in a write call): its group memberships
+/// change only under its lock, whether through member_create or package_update.
+async fn resolve_object(ctx: &mut ActionContext, table: &str, r: &str) -> CkanResult<String> {
+    let found = match table {
+        "package" => ctx.package_for_update(r).await?.map(|x| x.id),
+        "user" => ctx.user_row(r).await?.map(|x| x.id),
+        _ => ctx.group_row(r).await?.map(|x| x.id),
+    };
+    let label = match table {
+        "package" => "Package",
+        "user" => "User",
+        _ => "Group",
+    };
+    found.ok_or_else(|| not_found(format!("{label} was not found.")))
+}
+
+async fn member_user(
+    ctx: &mut ActionContext,
+    p: Params,
+    is_org: bool,
+    create: bool,
+) -> CkanResult<Value> {
+    let gid = req_str(&p, "id")?;
+    let g = ctx
+        .group_for_update(&gid)
+        .await?
+        .filter(|g| g.is_organization == is_org)
+        .ok_or_else(|| not_found("That group name or ID does not exist."))?;
+    let username = opt_str(&p, "username")
+        .or_else(|| opt_str(&p, "user_id"))
+        .ok_or_else(|| missing("username"))?;
+    let user = ctx
+        .user_row(&username)
+        .await?
+        .ok_or_else(|| validation().field("username", "User not found").build())?;
+    let mut m = Params::new();
+    m.insert("id".into(), json!(g.id));
+    m.insert("object".into(), json!(user.id));
+    m.insert("object_type".into(), json!("user"));
+    if create {
+        let role = req_str(&p, "role")?;
+        if !["admin", "editor", "member"].contains(&role.as_str()) {
+            return Err(validation().field("role", "role does not exist.").build());
+        }
+        let mut auth = p.clone();
+        auth.insert("id".into(), json!(g.id));
+        ctx.check_access(&format!("{}_member_create", kind(is_org)), &auth)
+            .await?;
+        m.insert("capacity".into(), json!(role));
+        ctx.call("member_create", m).await
+    } else {
+        ctx.call("member_delete", m).await
+    }
+}

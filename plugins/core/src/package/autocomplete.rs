@@ -1,0 +1,82 @@
+use catalog_framework::authz;
+use catalog_framework::prelude::*;
+use catalog_framework::store_queries::PackageRow;
+
+use crate::lookup::{autocomplete_params, escape_like};
+
+action_params! {
+    /// Return the datasets whose name or title contains a string.
+    ///
+    /// :param q: the string to search for
+    /// :param limit: optional (default 10)
+    /// :rtype: list of dictionaries (name, title, match_field, match_displayed)
+    pub struct PackageAutocompleteParams {}
+}
+
+pub async fn package_autocomplete(
+    ctx: &mut ActionContext,
+    p: PackageAutocompleteParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
+    let (q, limit) = autocomplete_params(&p, 10)?;
+    ctx.check_access("package_autocomplete", &p).await?;
+    let q_lower = q.to_lowercase();
+    if q_lower.trim().is_empty() || limit == 0 {
+        return Ok(json!([]));
+    }
+    // A cheap SQL pre-filter when it cannot miss: an ASCII term without characters that JSON
+    // escapes is found in the lower-cased JSON text wherever it is in the title.
+    let prefilter = q_lower
+        .chars()
+        .all(|c| c.is_ascii() && !c.is_ascii_control() && c != '"' && c != '\\');
+    let mut sql = String::from(
+        "SELECT id, name, type, state, private, owner_org, creator_user_id, metadata_modified, data \
+         FROM package WHERE state = 'active'",
+    );
+    if prefilter {
+        sql.push_str(" AND (LOWER(name) LIKE $1 ESCAPE '\\' OR LOWER(data) LIKE $1 ESCAPE '\\')");
+    }
+    let mut query = sqlx::query(&sql);
+    if prefilter {
+        query = query.bind(format!("%{}%", escape_like(&q_lower)));
+    }
+    let mut rows = query.fetch_all(ctx.db().await?).await?;
+    rows.sort_by_cached_key(|r| r.s("name"));
+    let labels = if ctx.is_sysadmin() || ctx.ignore_auth {
+        None
+    } else {
+        Some(authz::user_labels(ctx).await?)
+    };
+    let collaborators = ctx.config().catalog.auth.allow_dataset_collaborators;
+    let (mut by_name, mut by_title) = (Vec::new(), Vec::new());
+    for r in &rows {
+        let pkg = PackageRow::from_row(r);
+        if let Some(mine) = &labels {
+            if !authz::dataset_labels(&pkg, collaborators)
+                .iter()
+                .any(|l| mine.contains(l))
+            {
+                continue;
+            }
+        }
+        let doc: Value = serde_json::from_str(&pkg.data)?;
+        let title = doc["title"]
+            .as_str()
+            .filter(|t| !t.trim().is_empty())
+            .unwrap_or(&pkg.name)
+            .to_string();
+        if pkg.name.contains(&q_lower) {
+            by_name.push(json!({
+                "match_displayed": pkg.name, "match_field": "name", "name": pkg.name, "title": title,
+            }));
+        } else if title.to_lowercase().contains(&q_lower) {
+            by_title.push(json!({
+                "match_displayed": format!("{title} ({})", pkg.name), "match_field": "title",
+                "name": pkg.name, "title": title,
+            }));
+        }
+    }
+    by_name.extend(by_title);
+    by_name.truncate(limit);
+    Ok(Value::Array(by_name))
+}

@@ -1,0 +1,79 @@
+use catalog_framework::prelude::*;
+
+use crate::search::{run, SearchOptions};
+
+/// Parameters package_search accepts; anything else is a Search Query Error, as in CKAN.
+const ALLOWED: &[&str] = &[
+    "q",
+    "fq",
+    "fq_list",
+    "sort",
+    "rows",
+    "start",
+    "facet",
+    "facet.field",
+    "facet.limit",
+    "facet.mincount",
+    "fl",
+    "include_private",
+    "include_drafts",
+    "include_deleted",
+    "use_default_schema",
+    "qf",
+    "wt",
+    "bf",
+    "boost",
+    "tie",
+    "defType",
+    "mm",
+    "df",
+];
+
+/// Parameters Solr would read as text, where `{!…}` local parameters are refused.
+const STRING_PARAMS: &[&str] = &[
+    "q", "fq", "sort", "qf", "bf", "boost", "defType", "mm", "df",
+];
+
+pub async fn package_search(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    let unknown: Vec<&String> = p
+        .keys()
+        .filter(|k| !ALLOWED.contains(&k.as_str()) && !k.starts_with("ext_"))
+        .collect();
+    if !unknown.is_empty() {
+        let list: Vec<String> = unknown.iter().map(|k| format!("'{k}'")).collect();
+        return Err(search_query_error(format!(
+            "Invalid search parameters: [{}]",
+            list.join(", ")
+        )));
+    }
+    for key in STRING_PARAMS {
+        if let Some(Value::String(s)) = p.get(*key) {
+            if s.trim_start().starts_with("{!") {
+                return Err(search_error(format!(
+                    "Local parameters are not supported in param '{key}'."
+                )));
+            }
+        }
+    }
+    let opts = SearchOptions::parse(ctx, &p)?;
+    ctx.check_access("package_search", &p).await?;
+    run(ctx, opts).await
+}
+
+/// Rebuilds the search index inside the running server (sysadmins only): the old index serves
+/// until the new one swaps in, and changes made meanwhile are replayed into it.
+pub async fn search_index_rebuild(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    ctx.check_access("search_index_rebuild", &p).await?;
+    let app = ctx.app.clone();
+    let report = catalog_framework::search::indexer::SearchService::rebuild(&app, &|_, _| {})
+        .await
+        .map_err(internal)?;
+    Ok(json!({
+        "indexed": report.indexed,
+        "failed": report
+            .failed
+            .iter()
+            .map(|(id, e)| json!({"id": id, "error": e}))
+            .collect::<Vec<_>>(),
+    }))
+}

@@ -1,0 +1,133 @@
+use catalog_framework::prelude::*;
+
+use super::{
+    claim_name, keep_custom_fields, load, prepare_resources, prepare_tags, resolve_groups,
+    resolve_owner_org, schema_validate, show_row, write,
+};
+
+/// Fields `package_update` clears when absent (CKAN's "remove if not provided").
+const CLEARED_ON_UPDATE: &[&str] = &[
+    "title",
+    "version",
+    "url",
+    "author",
+    "author_email",
+    "maintainer",
+    "maintainer_email",
+    "notes",
+    "license_id",
+];
+
+/// `package_update` with replace semantics (spec/ckan-write-auth-legacy.md §1.4).
+pub async fn package_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    let r = match p.get("id").or_else(|| p.get("name")) {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(v) if !v.is_null() && !v.is_string() => {
+            return Err(validation().field("id", "Must be a string").build())
+        }
+        _ => {
+            let mut e = ValidationBuilder::default();
+            e.set("id", json!("Missing value"));
+            return Err(e.build());
+        }
+    };
+    let row = load(ctx, &r).await?;
+    let mut auth = p.clone();
+    auth.insert("id".into(), json!(row.id));
+    ctx.check_access("package_update", &auth).await?;
+    let old: Map<String, Value> = serde_json::from_str(&row.data)?;
+    let mut data = p.clone();
+    data.insert("id".into(), json!(row.id));
+    data.remove("type");
+    schema_validate(ctx, &row.dataset_type, &mut data, SchemaOp::Update)?;
+    let mut errs = ValidationBuilder::default();
+    let mut doc = old.clone();
+    for f in CLEARED_ON_UPDATE {
+        doc.insert((*f).into(), data.get(*f).cloned().unwrap_or(Value::Null));
+    }
+    if let Some(n) = data.get("name").and_then(Value::as_str) {
+        claim_name(ctx, n, &row.id, &mut errs).await?;
+        doc.insert("name".into(), json!(n));
+    }
+    if data.contains_key("owner_org") {
+        let org = resolve_owner_org(ctx, data.get("owner_org"), Some(&row), &mut errs).await?;
+        doc.insert("owner_org".into(), json!(org));
+    }
+    if let Some(pv) = data.get("private") {
+        doc.insert("private".into(), pv.clone());
+    }
+    if doc.get("private").and_then(Value::as_bool).unwrap_or(false)
+        && doc.get("owner_org").is_none_or(Value::is_null)
+    {
+        errs.push("private", "Datasets with no organization can't be private.");
+    }
+    if let Some(st) = data.get("state").and_then(Value::as_str) {
+        // Checked by `schema_validate`.
+        doc.insert("state".into(), json!(st));
+    }
+    doc.insert(
+        "extras".into(),
+        data.get("extras").cloned().unwrap_or(json!([])),
+    );
+    let input_tags = data
+        .get("tags")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    doc.insert(
+        "tags".into(),
+        Value::Array(prepare_tags(ctx, &input_tags, &mut errs).await?),
+    );
+    if let Some(rs) = data.get("resources").and_then(Value::as_array).cloned() {
+        let existing = old
+            .get("resources")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        doc.insert(
+            "resources".into(),
+            Value::Array(prepare_resources(ctx, &row.id, &rs, &existing, &mut errs).await?),
+        );
+    }
+    errs.finish()?;
+    let groups = match data.get("groups") {
+        Some(g) => Some(resolve_groups(ctx, g).await?),
+        None => None,
+    };
+    keep_custom_fields(&data, &mut doc);
+    let mut compare_old = old.clone();
+    compare_old.remove("metadata_modified");
+    let mut compare_new = doc.clone();
+    compare_new.remove("metadata_modified");
+    let changed = compare_old != compare_new || groups.is_some();
+    let modified = match data.get("metadata_modified").and_then(Value::as_str) {
+        Some(m) if ctx.is_sysadmin() => m.to_string(),
+        _ if changed => now_iso(),
+        _ => row.metadata_modified.clone(),
+    };
+    doc.insert("metadata_modified".into(), json!(modified));
+    write(ctx, &doc, false, groups).await?;
+    let row = load(ctx, &row.id).await?;
+    show_row(ctx, &row).await
+}
+
+pub async fn package_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    if ctx.user.is_none() && !ctx.ignore_auth {
+        return Err(not_authorized(
+            "Action package_patch requires an authenticated user",
+        ));
+    }
+    let r = req_str(&p, "id")?;
+    let row = load(ctx, &r).await?;
+    let mut auth = Params::new();
+    auth.insert("id".into(), json!(row.id));
+    ctx.check_access("package_update", &auth).await?;
+    let current = show_row(ctx, &row).await?;
+    let mut merged = current.as_object().cloned().unwrap_or_default();
+    merged.remove("metadata_modified");
+    for (k, v) in p {
+        merged.insert(k, v);
+    }
+    merged.insert("id".into(), json!(row.id));
+    package_update(ctx, merged).await
+}

@@ -1,0 +1,20 @@
+use catalog_framework::prelude::*;
+
+use super::{resource_package, stored_resources, update_resources};
+
+pub async fn resource_delete(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    let id = req_str(&p, "id")?;
+    let pkg = resource_package(ctx, &id)
+        .await
+        .map_err(|_| not_found(""))?;
+    let (pkg_id, mut resources) = stored_resources(ctx, &pkg).await?;
+    let mut auth = Params::new();
+    auth.insert("id".into(), json!(id));
+    auth.insert("package_id".into(), json!(pkg_id));
+    ctx.check_access("resource_delete", &auth).await?;
+    let before = resources.iter().find(|r| r["id"] == json!(id)).cloned();
+    resources.retain(|r| r["id"] != json!(id));
+    update_resources(ctx, &pkg_id, resources).await?;
+    ctx.emit(Entity::Resource, Change::Deleted, &id, before, None);
+    Ok(Value::Null)
+}

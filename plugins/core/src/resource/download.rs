@@ -1,0 +1,51 @@
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use catalog_framework::prelude::*;
+use catalog_framework::store_queries as q;
+
+use super::upload_path;
+
+/// `GET /dataset/{id}/resource/{resource_id}/download/{filename}`: the uploaded file, with the
+/// dataset's read permission (private datasets stay private).
+pub async fn download(
+    State(app): State<AppState>,
+    Path((id, resource_id, _filename)): Path<(String, String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let user = catalog_framework::http::identify(&app, &headers).await;
+    let mut ctx = ActionContext::new(app.clone(), user);
+    let mut p = Params::new();
+    p.insert("id".into(), json!(resource_id));
+    let res = match ctx.call("resource_show", p).await {
+        Ok(r) => r,
+        Err(e) => {
+            return (e.status(), e.message().unwrap_or("Not found").to_string()).into_response()
+        }
+    };
+    let belongs = match q::package_by_ref(
+        &mut *match ctx.db().await {
+            Ok(c) => c,
+            Err(_) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+        },
+        &id,
+    )
+    .await
+    {
+        Ok(Some(pkg)) => res["package_id"] == json!(pkg.id),
+        _ => false,
+    };
+    if !belongs || res["url_type"] != json!("upload") {
+        return (StatusCode::NOT_FOUND, "Resource data not found").into_response();
+    }
+    match tokio::fs::read(upload_path(&app.data_dir, &resource_id)).await {
+        Ok(bytes) => {
+            let ct = res["mimetype"]
+                .as_str()
+                .unwrap_or("application/octet-stream")
+                .to_string();
+            (StatusCode::OK, [(header::CONTENT_TYPE, ct)], bytes).into_response()
+        }
+        Err(_) => (StatusCode::NOT_FOUND, "Resource data not found").into_response(),
+    }
+}

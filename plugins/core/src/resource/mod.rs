@@ -1,0 +1,133 @@
+//! Resources: the `resource_*` actions and `package_resource_reorder`, all written through
+//! `package_update` as CKAN does; uploads and their download route.
+
+use catalog_framework::prelude::*;
+
+use crate::dictize::munge_filename;
+use crate::package::load;
+use crate::package::update::package_update;
+
+pub(crate) mod create;
+pub(crate) mod delete;
+pub(crate) mod download;
+pub(crate) mod format_autocomplete;
+pub(crate) mod reorder;
+pub(crate) mod search;
+pub(crate) mod show;
+pub(crate) mod update;
+
+fn resources_of(doc: &Value) -> Vec<Value> {
+    doc.get("resources")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Stored (not output) resources of a dataset.
+async fn stored_resources(
+    ctx: &mut ActionContext,
+    package_id: &str,
+) -> CkanResult<(String, Vec<Value>)> {
+    let row = load(ctx, package_id).await?;
+    let doc: Value = serde_json::from_str(&row.data)?;
+    Ok((row.id, resources_of(&doc)))
+}
+
+/// Finds the dataset of a resource id (or exact resource name).
+async fn resource_package(ctx: &mut ActionContext, id: &str) -> CkanResult<String> {
+    let row: Option<(String,)> = sqlx::query_as(
+        "SELECT package_id FROM resource WHERE (id = $1 OR name = $1) AND state = 'active' \
+         ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1",
+    )
+    .bind(id)
+    .fetch_optional(ctx.db().await?)
+    .await?;
+    row.map(|r| r.0)
+        .ok_or_else(|| not_found("Resource was not found."))
+}
+
+/// Saves an uploaded file under the data directory and points the resource at it. As CKAN's
+/// `ResourceUpload`, an upload also sets `last_modified` to now.
+async fn take_upload(
+    ctx: &mut ActionContext,
+    resource: &mut Map<String, Value>,
+) -> CkanResult<Option<(String, Upload)>> {
+    let Some(up) = ctx.uploads.iter().find(|u| u.field == "upload").cloned() else {
+        return Ok(None);
+    };
+    let filename = munge_filename(&up.filename);
+    resource.insert("url".into(), json!(filename));
+    resource.insert("url_type".into(), json!("upload"));
+    resource.insert("size".into(), json!(up.size));
+    resource.insert("last_modified".into(), json!(now_iso()));
+    resource.remove("upload");
+    Ok(Some((filename, up)))
+}
+
+/// CKAN's `resource_create` / `resource_update` with file storage on: a resource given without a
+/// `mimetype` key gets one guessed from the URL it was given, else from the uploaded file's name
+/// (the multipart part's own content type is not used). `resource_patch` never guesses.
+fn guess_mimetype(
+    resource: &mut Map<String, Value>,
+    given_url: Option<&str>,
+    upload: Option<&(String, Upload)>,
+) {
+    if resource.contains_key("mimetype") {
+        return;
+    }
+    let guess = given_url
+        .and_then(crate::formats::guess_mimetype)
+        .or_else(|| upload.and_then(|(f, _)| crate::formats::guess_mimetype(f)));
+    if let Some(m) = guess {
+        resource.insert("mimetype".into(), json!(m));
+    }
+}
+
+/// Copies an upload's temporary file into place (a copy, not a move: a call run again after a
+/// store conflict stores the same upload again).
+async fn store_file(
+    data_dir: std::path::PathBuf,
+    resource_id: &str,
+    upload: &Upload,
+) -> CkanResult<()> {
+    let path = upload_path(&data_dir, resource_id);
+    if let Some(dir) = path.parent() {
+        tokio::fs::create_dir_all(dir).await.map_err(internal)?;
+    }
+    tokio::fs::copy(upload.path.as_ref(), &path)
+        .await
+        .map_err(internal)?;
+    Ok(())
+}
+
+/// Files live at `<data>/resources/<id[0..3]>/<id[3..6]>/<id[6..]>`, like CKAN's local storage.
+fn upload_path(data_dir: &std::path::Path, resource_id: &str) -> std::path::PathBuf {
+    let id: String = resource_id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    let (a, rest) = id.split_at(id.len().min(3));
+    let (b, c) = rest.split_at(rest.len().min(3));
+    data_dir.join("resources").join(a).join(b).join(c)
+}
+
+fn find_resource(show: &Value, id: &str) -> CkanResult<Value> {
+    resources_of(show)
+        .into_iter()
+        .find(|r| r["id"] == json!(id))
+        .ok_or_else(|| not_found("Resource was not found."))
+}
+
+async fn update_resources(
+    ctx: &mut ActionContext,
+    pkg_id: &str,
+    resources: Vec<Value>,
+) -> CkanResult<Value> {
+    let row = load(ctx, pkg_id).await?;
+    let current = crate::package::show_row(ctx, &row).await?;
+    let mut params = current.as_object().cloned().unwrap_or_default();
+    // package_update needs the stored, not rewritten, resources and the raw lists.
+    params.insert("resources".into(), Value::Array(resources));
+    params.remove("metadata_modified");
+    package_update(ctx, params).await
+}

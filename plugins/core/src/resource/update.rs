@@ -1,0 +1,111 @@
+use catalog_framework::prelude::*;
+
+use super::{
+    find_resource, guess_mimetype, resource_package, store_file, stored_resources, take_upload,
+    update_resources,
+};
+
+async fn resource_update_inner(
+    ctx: &mut ActionContext,
+    p: Params,
+    merge: bool,
+) -> CkanResult<Value> {
+    let id = req_str(&p, "id")?;
+    let pkg = resource_package(ctx, &id)
+        .await
+        .map_err(|_| not_found("Resource was not found."))?;
+    let (pkg_id, mut resources) = stored_resources(ctx, &pkg).await?;
+    let mut auth = Params::new();
+    auth.insert("id".into(), json!(id));
+    auth.insert("package_id".into(), json!(pkg_id));
+    ctx.check_access("resource_update", &auth).await?;
+    let idx = resources
+        .iter()
+        .position(|r| r["id"] == json!(id))
+        .ok_or_else(|| not_found("Resource was not found."))?;
+    let old = resources[idx].as_object().cloned().unwrap_or_default();
+    let mut res = if merge {
+        let mut m = old.clone();
+        m.retain(|_, v| !v.is_null());
+        m
+    } else {
+        Map::new()
+    };
+    for (k, v) in p {
+        res.insert(k, v);
+    }
+    res.remove("package_id");
+    if !merge {
+        // Columns that keep their value when absent on update.
+        for k in [
+            "name",
+            "format",
+            "hash",
+            "size",
+            "created",
+            "last_modified",
+            "cache_url",
+            "url_type",
+            "datastore_active",
+        ] {
+            if let (false, Some(v)) = (res.contains_key(k), old.get(k)) {
+                res.insert(k.into(), v.clone());
+            }
+        }
+    }
+    let given_url = res.get("url").and_then(Value::as_str).map(str::to_string);
+    let upload = take_upload(ctx, &mut res).await?;
+    if !merge {
+        guess_mimetype(&mut res, given_url.as_deref(), upload.as_ref());
+    }
+    let max = ctx.config().catalog.max_field_chars;
+    let res =
+        catalog_plugin_schema::validate_resource_dict(&Value::Object(res), max).map_err(|e| {
+            let mut b = ValidationBuilder::default();
+            for (k, v) in e {
+                b.set(&k, v);
+            }
+            b.build()
+        })?;
+    resources[idx] = Value::Object(res);
+    let shown = update_resources(ctx, &pkg_id, resources)
+        .await
+        .map_err(|e| {
+            if e.kind != ErrorKind::Validation {
+                return e;
+            }
+            match e
+                .body
+                .get("resources")
+                .and_then(Value::as_array)
+                .and_then(|a| a.get(idx))
+                .and_then(Value::as_object)
+            {
+                Some(slot) if !slot.is_empty() => CkanError {
+                    kind: ErrorKind::Validation,
+                    body: slot.clone(),
+                },
+                _ => e,
+            }
+        })?;
+    if let Some((_, up)) = upload {
+        store_file(ctx.app.data_dir.clone(), &id, &up).await?;
+    }
+    let updated = find_resource(&shown, &id)?;
+    ctx.emit(
+        Entity::Resource,
+        Change::Updated,
+        &id,
+        None,
+        Some(updated.clone()),
+    );
+    Ok(updated)
+}
+
+pub async fn resource_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    resource_update_inner(ctx, p, false).await
+}
+
+pub async fn resource_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    resource_update_inner(ctx, p, true).await
+}

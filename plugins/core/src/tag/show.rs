@@ -1,0 +1,62 @@
+use catalog_framework::prelude::*;
+
+use crate::search;
+
+action_params! {
+    /// Return a tag.
+    pub struct TagShowParams {
+        /// the tag's id or name
+        id: String,
+    }
+}
+
+pub async fn tag_show(ctx: &mut ActionContext, p: TagShowParams) -> CkanResult<Value> {
+    let id = p.id;
+    let p = p.__extras;
+    let mut auth = p.clone();
+    auth.insert("id".into(), json!(id));
+    ctx.check_access("tag_show", &auth).await?;
+    let row = sqlx::query(
+        "SELECT id, name FROM tag WHERE (id = $1 OR name = $1) AND vocabulary_id = '' LIMIT 1",
+    )
+    .bind(&id)
+    .fetch_optional(ctx.db().await?)
+    .await?
+    // With a vocabulary (none exists), only the lookup by id can succeed, as in `Tag.get`.
+    .filter(|r| opt_str(&p, "vocabulary_id").is_none_or(|v| v.is_empty()) || r.s("id") == id)
+    .ok_or_else(|| not_found(""))?;
+    let mut m = Map::new();
+    m.insert("display_name".into(), json!(row.s("name")));
+    m.insert("id".into(), json!(row.s("id")));
+    m.insert("name".into(), json!(row.s("name")));
+    m.insert("vocabulary_id".into(), Value::Null);
+    if bool_param(&p, "include_datasets", false)? {
+        let pkgs = tag_datasets(ctx, &row.s("name")).await?;
+        m.insert("packages".into(), Value::Array(pkgs));
+    }
+    Ok(Value::Object(m))
+}
+
+/// `tag_show`'s `packages`: up to 1000 public, active datasets with the tag, from the index;
+/// no permission labels apply (CKAN's `tag_dictize`).
+async fn tag_datasets(ctx: &mut ActionContext, tag: &str) -> CkanResult<Vec<Value>> {
+    let sort = search::parse_sort(&ctx.config().catalog.search.default_package_sort)?;
+    let req = SearchRequest {
+        query: Query::and(vec![
+            Query::term("capacity", "public"),
+            Query::term("tags", tag),
+        ]),
+        filters: vec![Query::term("state", "active")],
+        sort,
+        start: 0,
+        rows: 1000,
+        facet_fields: Vec::new(),
+        facet_limit: None,
+        facet_mincount: 1,
+    };
+    let hits = ctx.app.search.backend.search(&req).await?;
+    hits.docs
+        .iter()
+        .map(|d| serde_json::from_str(d).map_err(|e| internal(format!("stored search dict: {e}"))))
+        .collect()
+}

@@ -1,0 +1,89 @@
+use catalog_framework::identity;
+use catalog_framework::prelude::*;
+use catalog_framework::store_queries as q;
+use catalog_plugin_schema::optional_text;
+
+use super::{check_about, check_email, check_password};
+use crate::api_token::insert_token;
+use crate::dictize::{sorted, user_dict};
+use crate::ids::new_id;
+
+pub async fn user_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    ctx.check_access("user_create", &p).await?;
+    let max = ctx.config().catalog.max_field_chars;
+    let mut errs = ValidationBuilder::default();
+    let name = catalog_plugin_schema::required_name(&p, &mut errs);
+    if !name.is_empty()
+        && !q::users_where(ctx.db().await?, "name = $1", &[name.to_string()])
+            .await?
+            .is_empty()
+    {
+        errs.push("name", "The username is already associated with another account. Please use a different username.");
+    }
+    let email = check_email(ctx, &p, &mut errs, None).await?;
+    let sysadmin_caller = ctx.is_sysadmin() || ctx.ignore_auth;
+    let given_hash = p
+        .get("password_hash")
+        .and_then(Value::as_str)
+        .filter(|_| sysadmin_caller)
+        .map(str::to_string);
+    let password = check_password(&p, &mut errs, given_hash.is_none());
+    check_about(&p, &mut errs);
+    let fullname = optional_text(&p, "fullname", &mut errs, max);
+    let about = optional_text(&p, "about", &mut errs, max);
+    let image_url = optional_text(&p, "image_url", &mut errs, max);
+    errs.finish()?;
+    // A non-sysadmin's `id` is silently dropped, as CKAN does.
+    let id = p
+        .get("id")
+        .and_then(Value::as_str)
+        .filter(|_| sysadmin_caller)
+        .and_then(catalog_plugin_schema::uuid_parse)
+        .unwrap_or_else(new_id);
+    let hash = given_hash.unwrap_or_else(|| identity::hash_password(&password.unwrap_or_default()));
+    let sysadmin = sysadmin_caller && truthy(p.get("sysadmin"));
+    let state = p
+        .get("state")
+        .and_then(Value::as_str)
+        .filter(|_| sysadmin_caller)
+        .unwrap_or("active")
+        .to_string();
+    if sysadmin_caller {
+        let mut errs = ValidationBuilder::default();
+        catalog_plugin_schema::check_state(
+            p.get("state"),
+            catalog_plugin_schema::USER_STATES,
+            &mut errs,
+        );
+        errs.finish()?;
+    }
+    sqlx::query(
+        "INSERT INTO catalog_user (id, name, email, fullname, about, password_hash, sysadmin, state, created, image_url, email_notifications) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    )
+    .bind(&id)
+    .bind(&name)
+    .bind(email)
+    .bind(fullname)
+    .bind(about)
+    .bind(hash)
+    .bind(sysadmin)
+    .bind(state)
+    .bind(now_iso())
+    .bind(image_url)
+    .bind(truthy(p.get("activity_streams_email_notifications")))
+    .execute(ctx.db().await?)
+    .await?;
+    let u = ctx
+        .user_row(&id)
+        .await?
+        .ok_or_else(|| internal("user vanished"))?;
+    let record = serde_json::to_value(&u)?;
+    ctx.emit(Entity::User, Change::Created, &u.id, None, Some(record));
+    let mut out = sorted(user_dict(&u, 0, true));
+    if truthy(p.get("with_apitoken")) {
+        let token = insert_token(ctx, &u.id, "default").await?;
+        out.insert("token".into(), json!(token.1));
+    }
+    Ok(Value::Object(out))
+}

@@ -1,0 +1,36 @@
+use catalog_framework::prelude::*;
+
+pub async fn user_delete(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    let r = req_str(&p, "id")?;
+    ctx.check_access("user_delete", &p).await?;
+    let u = ctx
+        .user_for_update(&r)
+        .await?
+        .ok_or_else(|| not_found(format!("User \"{r}\" was not found.")))?;
+    let conn = ctx.db().await?;
+    sqlx::query("UPDATE catalog_user SET state = 'deleted' WHERE id = $1")
+        .bind(&u.id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("UPDATE member SET state = 'deleted' WHERE table_name = 'user' AND table_id = $1")
+        .bind(&u.id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("DELETE FROM collaborator WHERE user_id = $1")
+        .bind(&u.id)
+        .execute(&mut *conn)
+        .await?;
+    if ctx.wants_events() {
+        let before = serde_json::to_value(&u)?;
+        let mut after = before.clone();
+        after["state"] = json!("deleted");
+        ctx.emit(
+            Entity::User,
+            Change::Deleted,
+            &u.id,
+            Some(before),
+            Some(after),
+        );
+    }
+    Ok(Value::Null)
+}

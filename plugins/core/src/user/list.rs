@@ -1,0 +1,68 @@
+use catalog_framework::prelude::*;
+use catalog_framework::store_queries::{self as q, UserRow};
+
+use super::{created_count, is_self_or_sysadmin};
+use crate::dictize::{sorted, user_dict};
+
+pub async fn user_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    let all_fields = bool_param(&p, "all_fields", true)?;
+    let order_by = opt_str(&p, "order_by").unwrap_or_else(|| "display_name".into());
+    if order_by == "edits" {
+        return Err(validation_message("order_by=edits is no longer supported"));
+    }
+    ctx.check_access("user_list", &p).await?;
+    let mut users = q::users_where(ctx.db().await?, "state <> 'deleted'", &[]).await?;
+    let site_id = ctx.config().catalog.site_id.clone();
+    if !bool_param(&p, "include_site_user", false)? {
+        users.retain(|u| u.name != site_id);
+    }
+    if let Some(qs) = opt_str(&p, "q").map(|s| s.to_lowercase()) {
+        let sys = ctx.is_sysadmin();
+        users.retain(|u| {
+            u.name.to_lowercase().contains(&qs)
+                || u.fullname
+                    .as_deref()
+                    .unwrap_or("")
+                    .to_lowercase()
+                    .contains(&qs)
+                || (sys
+                    && u.email
+                        .as_deref()
+                        .unwrap_or("")
+                        .to_lowercase()
+                        .contains(&qs))
+        });
+    }
+    if let Some(email) = opt_str(&p, "email") {
+        users.retain(|u| {
+            u.email
+                .as_deref()
+                .is_some_and(|e| e.eq_ignore_ascii_case(&email))
+        });
+    }
+    match order_by.as_str() {
+        "name" | "id" | "created" => users.sort_by(|a, b| {
+            let key = |u: &UserRow| match order_by.as_str() {
+                "id" => u.id.clone(),
+                "created" => u.created.clone(),
+                _ => u.name.clone(),
+            };
+            key(a).cmp(&key(b))
+        }),
+        "fullname" => users.sort_by(|a, b| {
+            (a.fullname.clone(), a.name.clone()).cmp(&(b.fullname.clone(), b.name.clone()))
+        }),
+        "sysadmin" => users.sort_by_key(|u| (u.sysadmin, u.name.clone())),
+        _ => users.sort_by_key(|u| u.display_name().to_lowercase()),
+    }
+    if !all_fields {
+        return Ok(Value::Array(users.iter().map(|u| json!(u.name)).collect()));
+    }
+    let mut out = Vec::new();
+    for u in &users {
+        let n = created_count(ctx, u, false).await?;
+        let private = is_self_or_sysadmin(ctx, u);
+        out.push(Value::Object(sorted(user_dict(u, n, private))));
+    }
+    Ok(Value::Array(out))
+}

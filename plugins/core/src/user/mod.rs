@@ -1,0 +1,118 @@
+//! Users (`user_*`) and what their actions share: the user dict with its dataset count, and the
+//! checks of written fields.
+
+use catalog_framework::prelude::*;
+use catalog_framework::store_queries::{self as q, UserRow};
+
+use crate::dictize::{sorted, user_dict};
+
+pub(crate) mod autocomplete;
+pub(crate) mod create;
+pub(crate) mod delete;
+pub(crate) mod list;
+pub(crate) mod show;
+pub(crate) mod update;
+
+async fn created_count(ctx: &mut ActionContext, u: &UserRow, all: bool) -> CkanResult<i64> {
+    let sql = if all {
+        "SELECT COUNT(*) AS n FROM package WHERE creator_user_id = $1 AND state <> 'deleted'"
+    } else {
+        "SELECT COUNT(*) AS n FROM package WHERE creator_user_id = $1 AND state = 'active' AND private = false"
+    };
+    Ok(sqlx::query(sql)
+        .bind(&u.id)
+        .fetch_one(ctx.db().await?)
+        .await?
+        .i("n"))
+}
+
+fn is_self_or_sysadmin(ctx: &ActionContext, u: &UserRow) -> bool {
+    ctx.is_sysadmin() || ctx.user_id() == Some(u.id.as_str())
+}
+
+async fn show_user(ctx: &mut ActionContext, u: &UserRow) -> CkanResult<Map<String, Value>> {
+    let private = is_self_or_sysadmin(ctx, u);
+    let n = created_count(ctx, u, private).await?;
+    Ok(sorted(user_dict(u, n, private)))
+}
+
+fn check_password(p: &Params, errs: &mut ValidationBuilder, required: bool) -> Option<String> {
+    match p.get("password") {
+        None | Some(Value::Null) => {
+            if required {
+                errs.push("password", "Missing value");
+            }
+            None
+        }
+        Some(Value::String(s)) if s.is_empty() => {
+            if required {
+                errs.push("password", "Missing value");
+            }
+            None
+        }
+        Some(Value::String(s)) => {
+            if s.chars().count() < 8 {
+                errs.push("password", "Your password must be 8 characters or longer");
+            }
+            Some(s.clone())
+        }
+        Some(_) => {
+            errs.push("password", "Must be a string");
+            None
+        }
+    }
+}
+
+async fn check_email(
+    ctx: &mut ActionContext,
+    p: &Params,
+    errs: &mut ValidationBuilder,
+    own_id: Option<&str>,
+) -> CkanResult<Option<String>> {
+    let email = match p.get("email") {
+        None | Some(Value::Null) => {
+            errs.push("email", "Missing value");
+            return Ok(None);
+        }
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            errs.push("email", "Missing value");
+            return Ok(None);
+        }
+        Some(Value::String(s)) => s.trim().to_string(),
+        Some(_) => {
+            errs.push("email", "Must be a string");
+            return Ok(None);
+        }
+    };
+    if !catalog_plugin_schema::is_valid_email(&email) {
+        errs.push("email", format!("Email {email} is not a valid format"));
+        return Ok(Some(email));
+    }
+    let taken = q::users_where(
+        ctx.db().await?,
+        "LOWER(email) = LOWER($1) AND state = 'active'",
+        std::slice::from_ref(&email),
+    )
+    .await?;
+    if taken.iter().any(|u| Some(u.id.as_str()) != own_id) {
+        errs.push(
+            "email",
+            format!(
+                "The email address '{}' belongs to a registered user.",
+                email.to_lowercase()
+            ),
+        );
+    }
+    Ok(Some(email))
+}
+
+fn check_about(p: &Params, errs: &mut ValidationBuilder) {
+    if let Some(a) = p.get("about").and_then(Value::as_str) {
+        if a.contains("http://") || a.contains("https://") {
+            errs.push(
+                "about",
+                "Edit not allowed as it looks like spam. Please avoid links in your description.",
+            );
+        }
+    }
+}

@@ -1,0 +1,52 @@
+use catalog_framework::prelude::*;
+
+use super::{is_self_or_sysadmin, show_user};
+
+action_params! {
+    /// Return a user account.
+    pub struct UserShowParams {}
+}
+
+pub async fn user_show(ctx: &mut ActionContext, p: UserShowParams) -> CkanResult<Value> {
+    let p = p.__extras;
+    let r = match opt_str(&p, "id") {
+        Some(r) if !r.is_empty() => r,
+        _ => ctx
+            .user_id()
+            .map(str::to_string)
+            .ok_or_else(|| not_found("User not found"))?,
+    };
+    let u = ctx
+        .user_row(&r)
+        .await?
+        .ok_or_else(|| not_found("User not found"))?;
+    let include_datasets = bool_param(&p, "include_datasets", false)?;
+    let include_hash = bool_param(&p, "include_password_hash", false)?;
+    bool_param(&p, "include_num_followers", false)?;
+    let mut auth = p.clone();
+    auth.insert("id".into(), json!(u.id));
+    ctx.check_access("user_show", &auth).await?;
+    let mut d = show_user(ctx, &u).await?;
+    if include_hash && ctx.is_sysadmin() {
+        d.insert("password_hash".into(), json!(u.password_hash));
+    }
+    if include_datasets {
+        let all = is_self_or_sysadmin(ctx, &u);
+        let sql = if all {
+            "SELECT id FROM package WHERE creator_user_id = $1 AND state <> 'deleted' ORDER BY metadata_modified DESC LIMIT 50"
+        } else {
+            "SELECT id FROM package WHERE creator_user_id = $1 AND state = 'active' AND private = false ORDER BY metadata_modified DESC LIMIT 50"
+        };
+        let ids: Vec<(String,)> = sqlx::query_as(sql)
+            .bind(&u.id)
+            .fetch_all(ctx.db().await?)
+            .await?;
+        let mut ds = Vec::new();
+        for (id,) in ids {
+            let row = crate::package::load(ctx, &id).await?;
+            ds.push(crate::package::show_row(ctx, &row).await?);
+        }
+        d.insert("datasets".into(), Value::Array(ds));
+    }
+    Ok(Value::Object(d))
+}

@@ -1,0 +1,104 @@
+use catalog_framework::identity;
+use catalog_framework::prelude::*;
+use catalog_framework::store_queries as q;
+use catalog_plugin_schema::optional_text;
+
+use super::{check_about, check_email, check_password, show_user};
+
+async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<Value> {
+    let r = req_str(&p, "id")?;
+    let u = ctx
+        .user_for_update(&r)
+        .await?
+        .ok_or_else(|| not_found("User was not found."))?;
+    let mut auth = p.clone();
+    auth.insert("id".into(), json!(u.id));
+    ctx.check_access("user_update", &auth).await?;
+    let max = ctx.config().catalog.max_field_chars;
+    let mut p = p;
+    if merge && !p.contains_key("email") {
+        p.insert("email".into(), json!(u.email));
+    }
+    let mut errs = ValidationBuilder::default();
+    let email = check_email(ctx, &p, &mut errs, Some(&u.id)).await?;
+    let password = check_password(&p, &mut errs, false);
+    check_about(&p, &mut errs);
+    let mut name = u.name.clone();
+    if let Some(n) = p.get("name").and_then(Value::as_str) {
+        if n != u.name {
+            if !ctx.is_sysadmin() && u.state != "pending" {
+                errs.push("name", "That login name can not be modified.");
+            } else {
+                catalog_plugin_schema::check_name(&json!(n), &mut errs, "name");
+                if !q::users_where(ctx.db().await?, "name = $1", &[n.to_string()])
+                    .await?
+                    .is_empty()
+                {
+                    errs.push("name", "The username is already associated with another account. Please use a different username.");
+                }
+                name = n.to_string();
+            }
+        }
+    }
+    let mut sysadmin = u.sysadmin;
+    if ctx.is_sysadmin() {
+        if let Some(s) = p.get("sysadmin") {
+            let want = truthy(Some(s));
+            if want != u.sysadmin && ctx.user_id() == Some(u.id.as_str()) {
+                errs.push("sysadmin", "Cannot modify your own sysadmin privileges");
+            }
+            sysadmin = want;
+        }
+    }
+    let keep = |k: &str, cur: &Option<String>, errs: &mut ValidationBuilder| {
+        if p.contains_key(k) {
+            optional_text(&p, k, errs, max)
+        } else {
+            cur.clone()
+        }
+    };
+    let fullname = keep("fullname", &u.fullname, &mut errs);
+    let about = keep("about", &u.about, &mut errs);
+    let image_url = keep("image_url", &u.image_url, &mut errs);
+    errs.finish()?;
+    let hash = password
+        .map(|pw| identity::hash_password(&pw))
+        .or(u.password_hash.clone());
+    sqlx::query(
+        "UPDATE catalog_user SET name = $2, email = $3, fullname = $4, about = $5, image_url = $6, password_hash = $7, sysadmin = $8 WHERE id = $1",
+    )
+    .bind(&u.id)
+    .bind(name)
+    .bind(email)
+    .bind(fullname)
+    .bind(about)
+    .bind(image_url)
+    .bind(hash)
+    .bind(sysadmin)
+    .execute(ctx.db().await?)
+    .await?;
+    let old = u;
+    let u = ctx
+        .user_row(&old.id)
+        .await?
+        .ok_or_else(|| internal("user vanished"))?;
+    if ctx.wants_events() {
+        let (before, after) = (serde_json::to_value(&old)?, serde_json::to_value(&u)?);
+        ctx.emit(
+            Entity::User,
+            Change::Updated,
+            &u.id,
+            Some(before),
+            Some(after),
+        );
+    }
+    Ok(Value::Object(show_user(ctx, &u).await?))
+}
+
+pub async fn user_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    update(ctx, p, false).await
+}
+
+pub async fn user_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    update(ctx, p, true).await
+}

@@ -1,0 +1,138 @@
+//! How many statements an action sends to the store, counted from sqlx's own statement log
+//! (the `sqlx::query` tracing target), on SQLite and on PostgreSQL.
+//!
+//! One test function: the counting subscriber is process-global (SQLite runs its statements
+//! on threads of its own), so nothing else may run in this binary meanwhile.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use catalog_framework::config::Config;
+use catalog_framework::context::{ActionContext, AppState, Principal};
+use catalog_framework::testkit::ScratchDb;
+use serde_json::{json, Value};
+use tracing_subscriber::layer::SubscriberExt;
+
+use catalog_plugin_auth as _;
+use catalog_plugin_dcat as _;
+use catalog_plugin_schema as _;
+use catalog_plugin_search_postgres as _;
+use catalog_plugin_search_tantivy as _;
+
+/// Counts the statements sqlx logs.
+struct Counter(Arc<AtomicUsize>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Counter {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        if event.metadata().target() == "sqlx::query" {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+async fn run(app: &AppState, user: Option<Principal>, action: &str, params: Value) -> Value {
+    ActionContext::new(app.clone(), user)
+        .run_top(action, params.as_object().cloned().unwrap_or_default())
+        .await
+        .unwrap_or_else(|e| panic!("{action}: {}", e.to_error_object()))
+}
+
+/// Statements sent while `f` runs.
+async fn count<F: std::future::Future<Output = Value>>(n: &AtomicUsize, f: F) -> (usize, Value) {
+    let before = n.load(Ordering::SeqCst);
+    let v = f.await;
+    (n.load(Ordering::SeqCst) - before, v)
+}
+
+async fn check(kind: &str, database_url: &str, data_dir: &std::path::Path, n: &AtomicUsize) {
+    let mut config = Config::default();
+    if kind == "postgres" {
+        config.catalog.search.backend = "postgres".into();
+    }
+    let app = catalog_framework::build_app(config, database_url, data_dir.into())
+        .await
+        .unwrap();
+    let admin =
+        catalog_plugin_core::admin::create_user(&app, "admin", "a@example.org", "pass1234", true)
+            .await
+            .unwrap();
+    let sysadmin = Principal {
+        id: admin["id"].as_str().unwrap().to_string(),
+        name: "admin".into(),
+        sysadmin: true,
+        state: "active".into(),
+    };
+    let su = Some(sysadmin);
+    run(
+        &app,
+        su.clone(),
+        "organization_create",
+        json!({"name": "office"}),
+    )
+    .await;
+    run(
+        &app,
+        su.clone(),
+        "group_create",
+        json!({"name": "roads-group"}),
+    )
+    .await;
+    let created = run(
+        &app,
+        su.clone(),
+        "package_create",
+        json!({"name": "roads", "owner_org": "office", "groups": [{"name": "roads-group"}],
+               "tags": [{"name": "asphalt"}], "resources": [{"url": "http://x/a.csv"}]}),
+    )
+    .await;
+
+    // The indexer's read after the write filled the cache: empty it for the miss.
+    let id = created["id"].as_str().unwrap().to_string();
+    app.package_cache.invalidate([&id]);
+    assert!(
+        n.load(Ordering::SeqCst) > 10,
+        "the statements of the set-up were counted ({kind})"
+    );
+    // A cache miss: the dataset, its organization and its groups in one statement.
+    let (reads, shown) = count(n, run(&app, None, "package_show", json!({"id": "roads"}))).await;
+    assert_eq!(shown["organization"]["name"], "office", "{kind}");
+    assert_eq!(shown["groups"][0]["name"], "roads-group", "{kind}");
+    assert_eq!(shown["resources"].as_array().unwrap().len(), 1, "{kind}");
+    assert_eq!(
+        reads, 1,
+        "package_show on a cache miss reads the store once ({kind})"
+    );
+
+    // A hit (embedded deployment only): no statement at all.
+    if kind == "sqlite" {
+        let (reads, again) =
+            count(n, run(&app, None, "package_show", json!({"id": "roads"}))).await;
+        assert_eq!(again, shown, "{kind}");
+        assert_eq!(
+            reads, 0,
+            "package_show on a cache hit reads nothing ({kind})"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn package_show_reads_the_store_once_on_a_miss() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let subscriber = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::filter::Targets::new()
+                .with_target("sqlx::query", tracing::Level::TRACE),
+        )
+        .with(Counter(n.clone()));
+    tracing::subscriber::set_global_default(subscriber).unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let url = catalog_framework::store::Store::sqlite_url_in(dir.path());
+    check("sqlite", &url, dir.path(), &n).await;
+
+    let db = ScratchDb::create("catalog_reads")
+        .await
+        .expect("PostgreSQL at 127.0.0.1:5432");
+    let dir = tempfile::tempdir().unwrap();
+    check("postgres", &db.url, dir.path(), &n).await;
+}

@@ -228,11 +228,6 @@ impl Server {
             .unwrap_or(0)
     }
 
-    /// The server's resident memory now, in KiB.
-    pub fn rss_kib(&self) -> u64 {
-        self.proc_status_kib("VmRSS:")
-    }
-
     /// The server's anonymous resident memory (heap and stacks, not the mapped index and
     /// database files the kernel can drop), in KiB.
     pub fn anon_rss_kib(&self) -> u64 {

@@ -23,8 +23,6 @@ pub struct App {
     pub search: crate::search::indexer::SearchService,
     /// Rendered `package_show` dicts (embedded deployment only).
     pub package_cache: crate::cache::PackageCache,
-    /// `catalogext.dcat.*`, checked at start-up; `None` when no DCAT profile is linked in.
-    pub dcat: Option<crate::dcat::DcatSettings>,
     /// What the enabled plugins keep for the app's lifetime (their settings, clients …).
     pub extensions: crate::plugin::Extensions,
 }

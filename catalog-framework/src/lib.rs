@@ -9,7 +9,6 @@ pub mod blocking;
 pub mod cache;
 pub mod config;
 pub mod context;
-pub mod dcat;
 pub mod error;
 pub mod events;
 pub mod http;
@@ -31,7 +30,6 @@ pub mod prelude {
     pub use crate::action_params;
     pub use crate::config::Config;
     pub use crate::context::{ActionContext, App, AppState, Principal, Upload};
-    pub use crate::dcat::{CatalogInfo, DcatContext, DcatProfile, DcatSettings, RdfGraph};
     pub use crate::error::{
         integrity, internal, missing, not_authorized, not_found, search_error, search_query_error,
         validation, validation_message, CkanError, CkanResult, ErrorKind, ValidationBuilder,
@@ -41,7 +39,7 @@ pub mod prelude {
     pub use crate::plugin::{Migration, Plugin, SearchBackendPlugin, Setup};
     pub use crate::registry::{
         Action, AuthFunction, ChainedAction, ChainedAuthFunction, DatasetSchema, Params,
-        SchemaContext, SchemaOp,
+        Registration, Registry, RegistryClash, SchemaContext, SchemaOp,
     };
     pub use crate::search::{
         IndexDocument, IndexRebuild, Query, SearchBackend, SearchBackendFactory, SearchBackendInit,
@@ -51,8 +49,8 @@ pub mod prelude {
     pub use crate::time::{format_iso, now_iso, parse_iso};
     pub use crate::typed::{ActionParams, Natural, Positive, Typed, TypedAction};
     pub use crate::{
-        register_action, register_auth, register_chained_action, register_chained_auth,
-        register_dataset_schema, register_dcat_profile, register_event_subscriber, register_plugin,
+        extension_point, register_action, register_at, register_auth, register_chained_action,
+        register_chained_auth, register_dataset_schema, register_event_subscriber, register_plugin,
         register_routes, register_search_backend,
     };
     pub use async_trait::async_trait;
@@ -75,12 +73,12 @@ pub async fn build_app(
     data_dir: PathBuf,
 ) -> anyhow::Result<context::AppState> {
     let registry = registry::Registry::for_config(&config)?;
-    let dcat = check_dcat(&config, &registry)?;
     tracing::info!(registry = %registry.summary(), "registered extensions");
     let mut extensions = plugin::Extensions::default();
     for p in registry.plugin_set().iter() {
         p.configure(&mut plugin::Setup {
             config: &config,
+            registry: &registry,
             extensions: &mut extensions,
         })
         .map_err(|e| anyhow::anyhow!("plugin {}: {e:#}", p.name()))?;
@@ -114,7 +112,6 @@ pub async fn build_app(
         data_dir,
         search: search::indexer::SearchService::new(backend),
         package_cache: cache::PackageCache::new(sqlite, config_cache_bytes),
-        dcat,
         extensions,
     });
     prepare_search(&app).await?;
@@ -124,30 +121,6 @@ pub async fn build_app(
             .map_err(|e| anyhow::anyhow!("plugin {} failed to start: {e:#}", p.name()))?;
     }
     Ok(app)
-}
-
-/// With DCAT profiles linked in, `catalogext.dcat.*` must be valid and name registered
-/// profiles; the server refuses to start otherwise.
-pub fn check_dcat(
-    config: &config::Config,
-    registry: &registry::Registry,
-) -> anyhow::Result<Option<dcat::DcatSettings>> {
-    if !registry.has_dcat_profiles() {
-        return Ok(None);
-    }
-    let settings = dcat::DcatSettings::from_config(config).map_err(anyhow::Error::msg)?;
-    let unknown: Vec<&String> = settings
-        .profiles
-        .iter()
-        .filter(|p| registry.dcat_profile(p).is_none())
-        .collect();
-    if !unknown.is_empty() {
-        anyhow::bail!(
-            "catalogext.dcat.rdf.profiles names unknown profiles {unknown:?} (registered: {})",
-            registry.summary()["dcat_profiles"]
-        );
-    }
-    Ok(Some(settings))
 }
 
 /// Drains what a crash left in the outbox; fills an empty index (a new backend, a deleted

@@ -1,8 +1,8 @@
 //! Plugins and their lifecycle (CKAN's `ckan.plugins`, bevy's plugin groups).
 //!
 //! A plugin is one crate. It registers a [`Plugin`] with [`register_plugin!`](crate::register_plugin)
-//! and its extensions (actions, auth functions, schemas, routes, search backends, DCAT
-//! profiles, event subscribers) with the other `register_*!` macros; each registration carries
+//! and its extensions (actions, auth functions, schemas, routes, search backends, event
+//! subscribers, and what other plugins' extension points take, such as DCAT profiles) with the other `register_*!` macros; each registration carries
 //! the name of the crate it was made in, so switching a plugin off in `catalog.plugins`
 //! removes everything its crate registered.
 //!
@@ -33,6 +33,9 @@ pub struct Migration {
 /// What a plugin may do while the app is being configured, before it serves.
 pub struct Setup<'a> {
     pub config: &'a Config,
+    /// Every enabled registration: a plugin resolves its own extension points here
+    /// ([`Registry::resolve`](crate::registry::Registry::resolve)).
+    pub registry: &'a crate::registry::Registry,
     pub(crate) extensions: &'a mut Extensions,
 }
 
@@ -81,6 +84,12 @@ pub trait Plugin: Send + Sync + 'static {
     /// The plugin's own tables, created and changed in version order.
     fn migrations(&self) -> &'static [Migration] {
         &[]
+    }
+
+    /// Entries the plugin adds to the registry's summary (logged at start-up and
+    /// snapshot-tested), such as the names registered at its own extension points.
+    fn summary(&self, _registry: &crate::registry::Registry) -> Vec<(&'static str, Value)> {
+        Vec::new()
     }
 
     /// Runs once the app is built and migrated, before the server accepts requests.

@@ -71,74 +71,120 @@ pub trait DatasetSchema: Send + Sync + 'static {
 /// Extra HTTP routes a plugin serves beside the Action API (downloads, RDF …).
 pub type RouterFn = fn() -> axum::Router<crate::context::AppState>;
 
-macro_rules! registration {
-    ($(#[$m:meta])* $name:ident, $target:ty) => {
+/// One registration record of an extension point: what a `register_*!` macro submits.
+pub trait Registration: inventory::Collect {
+    /// What the record builds (`Box<dyn Action>`, `Box<dyn DcatProfile>` …).
+    type Target: 'static;
+    fn name(&self) -> &'static str;
+    fn priority(&self) -> i32;
+    /// `CARGO_PKG_NAME` of the registering crate: its plugin switches it on and off.
+    fn crate_name(&self) -> &'static str;
+    fn builder(&self) -> fn() -> Self::Target;
+}
+
+/// Declares an extension point: a registration record type collected from every linked
+/// crate. The framework declares its own with it; a plugin declares one for the extensions
+/// other plugins add to it (the DCAT plugin's profiles), resolves it with
+/// [`Registry::resolve`] and gives authors a `register_*!` macro that expands to
+/// [`register_at!`](crate::register_at).
+///
+/// ```ignore
+/// catalog_framework::extension_point!(
+///     /// A profile, submitted with `register_profile!`.
+///     pub ProfileRegistration, Box<dyn Profile>
+/// );
+/// ```
+#[macro_export]
+macro_rules! extension_point {
+    ($(#[$m:meta])* $vis:vis $name:ident, $target:ty) => {
         $(#[$m])*
-        pub struct $name {
+        $vis struct $name {
             pub name: &'static str,
             pub priority: i32,
             /// `CARGO_PKG_NAME` of the registering crate: its plugin switches it on and off.
             pub crate_name: &'static str,
             pub build: fn() -> $target,
         }
-        inventory::collect!($name);
+        $crate::__private::inventory::collect!($name);
+        impl $crate::registry::Registration for $name {
+            type Target = $target;
+            fn name(&self) -> &'static str {
+                self.name
+            }
+            fn priority(&self) -> i32 {
+                self.priority
+            }
+            fn crate_name(&self) -> &'static str {
+                self.crate_name
+            }
+            fn builder(&self) -> fn() -> $target {
+                self.build
+            }
+        }
     };
 }
 
+use crate::extension_point as registration;
+
 registration!(
     /// An [`Action`] submitted with [`register_action!`](crate::register_action).
-    ActionRegistration, Box<dyn Action>
+    pub ActionRegistration, Box<dyn Action>
 );
 registration!(
     /// A [`ChainedAction`] submitted with [`register_chained_action!`](crate::register_chained_action).
-    ChainedActionRegistration, Box<dyn ChainedAction>
+    pub ChainedActionRegistration, Box<dyn ChainedAction>
 );
 registration!(
     /// An [`AuthFunction`] submitted with [`register_auth!`](crate::register_auth).
-    AuthRegistration, Box<dyn AuthFunction>
+    pub AuthRegistration, Box<dyn AuthFunction>
 );
 registration!(
     /// A [`ChainedAuthFunction`] submitted with [`register_chained_auth!`](crate::register_chained_auth).
-    ChainedAuthRegistration, Box<dyn ChainedAuthFunction>
+    pub ChainedAuthRegistration, Box<dyn ChainedAuthFunction>
 );
 registration!(
     /// A [`DatasetSchema`] for a dataset type, submitted with [`register_dataset_schema!`](crate::register_dataset_schema).
-    DatasetSchemaRegistration, Box<dyn DatasetSchema>
+    pub DatasetSchemaRegistration, Box<dyn DatasetSchema>
 );
 registration!(
     /// Routes submitted with [`register_routes!`](crate::register_routes).
-    RoutesRegistration, axum::Router<crate::context::AppState>
+    pub RoutesRegistration, axum::Router<crate::context::AppState>
 );
 
 registration!(
     /// A search backend, submitted with [`register_search_backend!`](crate::register_search_backend).
-    SearchBackendRegistration, Box<dyn crate::search::SearchBackendFactory>
-);
-
-registration!(
-    /// A DCAT profile, submitted with [`register_dcat_profile!`](crate::register_dcat_profile).
-    DcatProfileRegistration, Box<dyn crate::dcat::DcatProfile>
+    pub SearchBackendRegistration, Box<dyn crate::search::SearchBackendFactory>
 );
 
 registration!(
     /// An event subscriber, submitted with [`register_event_subscriber!`](crate::register_event_subscriber).
-    EventSubscriberRegistration, Box<dyn crate::events::EventSubscriber>
+    pub EventSubscriberRegistration, Box<dyn crate::events::EventSubscriber>
 );
 
-/// What every `register_*!` macro expands to: a const registration record, with the name of
-/// the registering crate, submitted through `inventory`.
-#[doc(hidden)]
+/// Submits a registration record of the extension point `$reg` (a path to a type declared
+/// with [`extension_point!`]), made in the calling crate: what every `register_*!` macro,
+/// the framework's and plugins', expands to.
 #[macro_export]
-macro_rules! __register {
-    ($reg:ident, $name:expr, $value:expr, $p:expr) => {
+macro_rules! register_at {
+    ($reg:path, $name:expr, $value:expr, $p:expr) => {
         $crate::__private::inventory::submit! {
-            $crate::registry::$reg {
+            $reg {
                 name: $name,
                 priority: $p,
                 crate_name: env!("CARGO_PKG_NAME"),
                 build: || Box::new($value),
             }
         }
+    };
+}
+
+/// The framework's extension points: `register_at!` with the record type under
+/// `catalog_framework::registry`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __register {
+    ($reg:ident, $name:expr, $value:expr, $p:expr) => {
+        $crate::register_at!($crate::registry::$reg, $name, $value, $p);
     };
 }
 
@@ -376,7 +422,6 @@ pub struct Registry {
     schemas: BTreeMap<String, Arc<Box<dyn DatasetSchema>>>,
     routes: BTreeMap<String, Arc<axum::Router<crate::context::AppState>>>,
     search_backends: BTreeMap<String, Arc<Box<dyn crate::search::SearchBackendFactory>>>,
-    dcat_profiles: BTreeMap<String, Arc<Box<dyn crate::dcat::DcatProfile>>>,
     subscribers: Vec<Arc<Box<dyn crate::events::EventSubscriber>>>,
     plugins: crate::plugin::PluginSet,
 }
@@ -431,7 +476,6 @@ impl Registry {
             "search backend",
             enabled!(plugins, SearchBackendRegistration),
         )?;
-        let dcat_profiles = resolve("DCAT profile", enabled!(plugins, DcatProfileRegistration))?;
         let subscribers = resolve(
             "event subscriber",
             enabled!(plugins, EventSubscriberRegistration),
@@ -444,7 +488,6 @@ impl Registry {
             schemas,
             routes,
             search_backends,
-            dcat_profiles,
             subscribers,
             plugins,
         })
@@ -475,13 +518,18 @@ impl Registry {
         self.search_backends.get(name)
     }
 
-    pub fn dcat_profile(&self, name: &str) -> Option<&Arc<Box<dyn crate::dcat::DcatProfile>>> {
-        self.dcat_profiles.get(name)
-    }
-
-    /// True when some plugin registered a DCAT profile.
-    pub fn has_dcat_profiles(&self) -> bool {
-        !self.dcat_profiles.is_empty()
+    /// The registrations of an extension point made by enabled plugins, by name, the
+    /// highest priority winning; two of one name and priority are an error naming `kind`.
+    pub fn resolve<R: Registration>(
+        &self,
+        kind: &'static str,
+    ) -> Result<BTreeMap<String, Arc<R::Target>>, RegistryClash> {
+        resolve(
+            kind,
+            inventory::iter::<R>()
+                .filter(|r| self.plugins.includes(r.crate_name()))
+                .map(|r| (r.name(), r.priority(), r.builder())),
+        )
     }
 
     /// The enabled plugins' names, sorted (`status_show`'s `extensions`).
@@ -507,15 +555,21 @@ impl Registry {
     /// Every registered name by kind: logged at start-up and snapshot-tested.
     pub fn summary(&self) -> Value {
         let names = |m: Vec<&String>| Value::from(m.into_iter().cloned().collect::<Vec<_>>());
-        serde_json::json!({
+        let mut summary = serde_json::json!({
             "actions": names(self.actions.keys().collect()),
             "auth_functions": names(self.auth.keys().collect()),
             "dataset_schemas": names(self.schemas.keys().collect()),
             "routes": names(self.routes.keys().collect()),
             "search_backends": names(self.search_backends.keys().collect()),
-            "dcat_profiles": names(self.dcat_profiles.keys().collect()),
-            "plugins": self.plugins.names(),
-        })
+        });
+        let out = summary.as_object_mut().expect("an object");
+        for p in self.plugins.iter() {
+            for (key, value) in p.summary(self) {
+                out.insert(key.to_string(), value);
+            }
+        }
+        out.insert("plugins".into(), self.plugins.names().into());
+        summary
     }
 }
 

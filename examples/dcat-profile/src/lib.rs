@@ -1,8 +1,8 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
-use catalog_framework::dcat::prelude::*;
 use catalog_framework::prelude::*;
+use catalog_plugin_dcat::prelude::*;
 
 register_plugin!("example_dcat_profile");
 register_dcat_profile!("example_portal", ExamplePortalProfile);

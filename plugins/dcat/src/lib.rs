@@ -2,16 +2,64 @@
 //! `/catalog.{ext}`, content negotiation), the `dcat_*` actions, and the profiles
 //! `euro_dcat_ap`, `euro_dcat_ap_2`, `euro_dcat_ap_3` (the default) and `schemaorg`.
 //! See docs/DCAT.md.
+//!
+//! Its extension point is the RDF profile: a profile crate depends on this one and uses only
+//! [`prelude`] (see examples/dcat-profile and the book's DCAT profile chapter).
 #![forbid(unsafe_code)]
 
 pub mod negotiation;
 pub mod profiles;
+pub mod rdf;
 pub mod render;
 mod routes;
 
 use catalog_framework::prelude::*;
 
-register_plugin!("dcat");
+/// What a DCAT profile crate needs, with `catalog_framework::prelude::*`:
+/// `use catalog_plugin_dcat::prelude::*;`.
+pub mod prelude {
+    pub use crate::rdf::graph::{
+        absolute_iri, as_subject, bnode, clean_iri, date_literal, field, field_list, field_objects,
+        field_str, iri, iri_or_literal, is_http, iso_datetime, lang_lit, list_values, lit, mailto,
+        n, term_value, typed, value_str, RdfGraph,
+    };
+    pub use crate::rdf::model::{BlankNode, Literal, NamedNode, NamedOrBlankNode, Term};
+    pub use crate::rdf::serialize::{parse, serialize, RdfFormat};
+    pub use crate::rdf::{
+        CatalogInfo, Dcat, DcatContext, DcatProfile, DcatProfileRegistration, DcatSettings,
+    };
+    pub use crate::register_dcat_profile;
+}
+
+#[doc(hidden)]
+pub mod __private {
+    pub use catalog_framework::register_at;
+}
+
+/// The plugin: reads and checks `catalogext.dcat.*` against the registered profiles at
+/// start-up and keeps the result ([`rdf::Dcat`]) for its routes and actions.
+struct DcatPlugin;
+
+#[async_trait]
+impl Plugin for DcatPlugin {
+    fn name(&self) -> &'static str {
+        "dcat"
+    }
+    fn configure(&self, setup: &mut Setup<'_>) -> anyhow::Result<()> {
+        let dcat = rdf::Dcat::load(setup.config, setup.registry)?;
+        setup.insert(dcat);
+        Ok(())
+    }
+    fn summary(&self, registry: &Registry) -> Vec<(&'static str, Value)> {
+        let names = registry
+            .resolve::<rdf::DcatProfileRegistration>("DCAT profile")
+            .map(|m| m.into_keys().collect::<Vec<_>>())
+            .unwrap_or_default();
+        vec![("dcat_profiles", names.into())]
+    }
+}
+
+register_plugin!(DcatPlugin);
 register_routes!("dcat", routes::routes);
 
 /// `dcat_dataset_show`: one dataset serialized (`id`, `_format` default `xml`, `profiles`).

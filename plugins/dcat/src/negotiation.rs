@@ -1,6 +1,6 @@
 //! ckanext-dcat's `Accept` parsing (spec/dcat.md §2).
 
-use catalog_framework::dcat::RdfFormat;
+use crate::rdf::RdfFormat;
 
 /// How many items of an `Accept` header are read.
 const MAX_ITEMS: usize = 64;

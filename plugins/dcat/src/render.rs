@@ -3,30 +3,27 @@
 
 use std::sync::Arc;
 
-use catalog_framework::dcat::graph::{iri, lit, n, typed};
-use catalog_framework::dcat::{
-    serialize, CatalogInfo, DcatContext, DcatProfile, DcatSettings, RdfFormat, RdfGraph,
+use crate::rdf::graph::{iri, lit, n, typed};
+use crate::rdf::{
+    serialize, CatalogInfo, Dcat, DcatContext, DcatProfile, DcatSettings, RdfFormat, RdfGraph,
 };
 use catalog_framework::prelude::*;
 use oxigraph::model::NamedOrBlankNode;
 
-/// The settings of this app; the framework checked them at start-up.
-pub fn settings(ctx: &ActionContext) -> CkanResult<&DcatSettings> {
-    app_settings(&ctx.app)
+/// The plugin's state, loaded and checked at start-up.
+pub fn dcat(app: &App) -> CkanResult<&Dcat> {
+    app.extension::<Dcat>()
+        .ok_or_else(|| internal("the DCAT plugin was not configured"))
 }
 
-fn app_settings(app: &App) -> CkanResult<&DcatSettings> {
-    app.dcat
-        .as_ref()
-        .ok_or_else(|| internal("the DCAT settings were not loaded"))
+/// The settings of this app, checked at start-up.
+pub fn settings(ctx: &ActionContext) -> CkanResult<&DcatSettings> {
+    Ok(&dcat(&ctx.app)?.settings)
 }
 
 /// What profiles see of the app while they build a graph.
 fn dcat_context(app: &App) -> CkanResult<DcatContext<'_>> {
-    Ok(DcatContext {
-        config: &app.config,
-        settings: app_settings(app)?,
-    })
+    Ok(dcat(app)?.context(&app.config))
 }
 
 /// The profiles named by `profiles` (comma-separated, in order), else the configured ones.
@@ -46,11 +43,11 @@ pub fn resolve_profiles(
     };
     let mut seen = std::collections::HashSet::new();
     names.retain(|n| seen.insert(*n));
-    let registry = &ctx.app.registry;
+    let registry = dcat(&ctx.app)?;
     let mut unknown: Vec<&str> = names
         .iter()
         .copied()
-        .filter(|n| registry.dcat_profile(n).is_none())
+        .filter(|n| registry.profile(n).is_none())
         .collect();
     if !unknown.is_empty() {
         unknown.sort_unstable();
@@ -62,7 +59,7 @@ pub fn resolve_profiles(
     }
     Ok(names
         .iter()
-        .filter_map(|n| registry.dcat_profile(n).cloned())
+        .filter_map(|n| registry.profile(n).cloned())
         .collect())
 }
 
@@ -177,7 +174,7 @@ pub fn modified_since_bound(v: &str) -> CkanResult<String> {
         Ok(dt) => Some(dt.naive_utc()),
         Err(_) => {
             let body = t.strip_suffix(['Z', 'z']).unwrap_or(t);
-            catalog_framework::dcat::graph::parse_datetime(body).or_else(|| year_or_month(body))
+            crate::rdf::graph::parse_datetime(body).or_else(|| year_or_month(body))
         }
     };
     utc.map(|dt| format!("{}Z", dt.format("%Y-%m-%dT%H:%M:%S%.f")))

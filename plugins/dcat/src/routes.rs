@@ -1,14 +1,14 @@
 //! The HTTP side: `/dataset/{id}.{ext}`, the catalog endpoint, and content negotiation on
 //! `/dataset/{id}` and `/` (spec/dcat.md §1–2).
 
+use crate::rdf::serialize::EXTENSIONS;
+use crate::rdf::RdfFormat;
+use crate::rdf::{Dcat, DcatSettings};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
-use catalog_framework::dcat::serialize::EXTENSIONS;
-use catalog_framework::dcat::DcatSettings;
-use catalog_framework::dcat::RdfFormat;
 use catalog_framework::http::{bare_error, envelope, identify, json_response};
 use catalog_framework::prelude::*;
 
@@ -73,7 +73,7 @@ async fn dataset(
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let Some(settings) = app.dcat.as_ref() else {
+    let Some(settings) = app.extension::<Dcat>().map(|d| &d.settings) else {
         return not_found_response(&app);
     };
     let (id, format) = match file.rsplit_once('.') {
@@ -108,7 +108,7 @@ async fn home(
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let Some(settings) = app.dcat.as_ref() else {
+    let Some(settings) = app.extension::<Dcat>().map(|d| &d.settings) else {
         return not_found_response(&app);
     };
     if settings.enable_content_negotiation {
@@ -128,7 +128,7 @@ async fn other(
     headers: HeaderMap,
 ) -> Response {
     let path = format!("/{path}");
-    let Some(settings) = app.dcat.as_ref() else {
+    let Some(settings) = app.extension::<Dcat>().map(|d| &d.settings) else {
         return no_route();
     };
     if !(method == Method::GET || method == Method::HEAD) || !settings.enable_rdf_endpoints {

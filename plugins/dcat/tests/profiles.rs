@@ -3,15 +3,10 @@
 //! v1/v2/v3 differences; publisher precedence; contact fallbacks; geometry literals; the catalog
 //! node; and the round trip dataset → graph → each serialization → graph → dataset.
 
-use catalog_framework::config::Config;
-use catalog_framework::dcat::graph::{as_subject, iri, n, term_value};
-use catalog_framework::dcat::serialize::{canonical_ntriples, parse, serialize};
-use catalog_framework::dcat::{
-    CatalogInfo, DcatContext, DcatProfile, DcatSettings, RdfFormat, RdfGraph,
-};
+use catalog_framework::prelude::*;
+use catalog_plugin_dcat::prelude::*;
 use catalog_plugin_dcat::profiles::{EuroDcatAp, SchemaOrg, Version};
-use oxigraph::model::{NamedOrBlankNode, Term};
-use serde_json::{json, Map, Value};
+use catalog_plugin_dcat::rdf::serialize::canonical_ntriples;
 
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 const FORMATS: [RdfFormat; 4] = [

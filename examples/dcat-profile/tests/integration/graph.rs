@@ -1,10 +1,8 @@
 //! Graph-level assertions: the profile called directly, as the endpoints call it.
 
-use catalog_framework::dcat::graph::{iri, lit, n};
-use catalog_framework::dcat::model::{NamedOrBlankNode, Term};
-use catalog_framework::dcat::{CatalogInfo, DcatProfile, RdfGraph};
+use catalog_framework::prelude::*;
+use catalog_plugin_dcat::prelude::*;
 use example_dcat_profile::ExamplePortalProfile;
-use serde_json::json;
 
 use super::{dataset, Fixture};
 

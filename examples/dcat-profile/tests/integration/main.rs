@@ -6,9 +6,8 @@ mod graph;
 mod registry;
 mod round_trip;
 
-use catalog_framework::config::Config;
-use catalog_framework::dcat::{DcatContext, DcatSettings};
-use serde_json::{json, Map, Value};
+use catalog_framework::prelude::*;
+use catalog_plugin_dcat::prelude::*;
 
 /// A configuration and the DCAT settings read from it, as the server reads them at start-up.
 struct Fixture {

@@ -1,11 +1,8 @@
 //! Serialize, parse, read the dataset back: what a harvester of this portal's RDF does.
 
-use catalog_framework::dcat::graph::{bnode, iri, n};
-use catalog_framework::dcat::model::NamedOrBlankNode;
-use catalog_framework::dcat::serialize::{parse, serialize};
-use catalog_framework::dcat::{DcatProfile, RdfFormat, RdfGraph};
+use catalog_framework::prelude::*;
+use catalog_plugin_dcat::prelude::*;
 use example_dcat_profile::ExamplePortalProfile;
-use serde_json::{json, Map, Value};
 
 use super::{dataset, Fixture};
 

@@ -3,7 +3,8 @@
 //! breaks the official SHACL shapes we write the DCAT-AP form instead; each such place is listed
 //! in `docs/DCAT-DEVIATIONS.md`.
 
-use catalog_framework::dcat::graph::{
+use crate::prelude::*;
+use crate::rdf::graph::{
     absolute_iri, bnode, date_literal, field, field_list, field_objects, field_str, iri, is_http,
     lang_lit, list_values, lit, mailto, n, typed, value_str,
 };

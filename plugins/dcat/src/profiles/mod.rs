@@ -10,7 +10,7 @@ pub mod parse;
 pub mod schemaorg;
 pub mod vocab;
 
-use catalog_framework::prelude::*;
+use crate::prelude::*;
 
 pub use dcat_ap::{EuroDcatAp, Version};
 pub use schemaorg::SchemaOrg;

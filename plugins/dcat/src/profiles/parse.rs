@@ -8,7 +8,7 @@
 //! the flat keys (`contact_*`, `temporal_*`, `spatial_*`) and the others to the scheming lists
 //! (`contact`, `temporal_coverage`, `spatial_coverage`).
 
-use catalog_framework::dcat::graph::{as_subject, n, term_value, RdfGraph};
+use crate::rdf::graph::{as_subject, n, term_value, RdfGraph};
 use oxigraph::model::{NamedOrBlankNode, Term};
 use serde_json::{json, Map, Value};
 

@@ -1,7 +1,8 @@
 //! The `schemaorg` profile (spec/dcat.md §8): a `schema:Dataset` with `schema:DataDownload`
 //! distributions. No catalog node.
 
-use catalog_framework::dcat::graph::{
+use crate::prelude::*;
+use crate::rdf::graph::{
     bnode, field, field_list, field_str, iri, iso_datetime, lit, parse_datetime, typed, value_str,
 };
 use catalog_framework::prelude::*;
@@ -26,7 +27,7 @@ fn add_date(g: &mut RdfGraph, s: &NamedOrBlankNode, p: &str, v: Option<String>) 
     }
 }
 
-use catalog_framework::dcat::graph::n;
+use crate::rdf::graph::n;
 
 impl DcatProfile for SchemaOrg {
     fn graph_from_dataset(

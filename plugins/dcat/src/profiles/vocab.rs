@@ -237,7 +237,7 @@ const DATA_THEMES: &[&str] = &[
 /// anything else `None` (`dcat:theme` must be an IRI).
 pub fn theme_iri(theme: &str) -> Option<String> {
     let t = theme.trim();
-    if catalog_framework::dcat::graph::is_http(t) {
+    if crate::rdf::graph::is_http(t) {
         return Some(t.to_string());
     }
     DATA_THEMES
@@ -269,7 +269,7 @@ const SPDX_ALGORITHMS: &[&str] = &[
 /// The SPDX IRI of a checksum algorithm named by an IRI (kept) or a name (`SHA-256`, `sha256`).
 pub fn checksum_algorithm_iri(name: &str) -> Option<String> {
     let t = name.trim();
-    if catalog_framework::dcat::graph::is_http(t) {
+    if crate::rdf::graph::is_http(t) {
         return Some(t.to_string());
     }
     let key = t.to_ascii_lowercase().replace('-', "");

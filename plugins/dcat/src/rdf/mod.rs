@@ -12,23 +12,12 @@ pub mod serialize;
 /// of their own.
 pub use oxigraph::model;
 
-/// What a profile crate needs: `use catalog_framework::dcat::prelude::*;`.
-pub mod prelude {
-    pub use super::graph::{
-        absolute_iri, as_subject, bnode, clean_iri, date_literal, field, field_list, field_objects,
-        field_str, iri, iri_or_literal, is_http, iso_datetime, lang_lit, list_values, lit, mailto,
-        n, term_value, typed, value_str, RdfGraph,
-    };
-    pub use super::model::{BlankNode, Literal, NamedNode, NamedOrBlankNode, Term};
-    pub use super::serialize::{parse, serialize, RdfFormat};
-    pub use super::{CatalogInfo, DcatContext, DcatProfile, DcatSettings};
-    pub use crate::register_dcat_profile;
-}
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use catalog_framework::prelude::*;
 use oxigraph::model::NamedOrBlankNode;
-use serde_json::{Map, Value};
 
-use crate::config::Config;
 pub use graph::RdfGraph;
 pub use serialize::RdfFormat;
 
@@ -47,6 +36,9 @@ pub struct CatalogInfo {
 
 /// An RDF profile (`euro_dcat_ap_3`, `schemaorg`, …), named as ckanext-dcat names it and
 /// registered with [`register_dcat_profile!`](crate::register_dcat_profile).
+///
+/// Profiles are this plugin's extension point: a profile crate depends on
+/// `catalog-plugin-dcat` and imports its [`prelude`](crate::prelude).
 pub trait DcatProfile: Send + Sync + 'static {
     /// Adds the triples of one dataset (a `package_show` dict) whose node is `node`.
     fn graph_from_dataset(
@@ -79,15 +71,67 @@ pub trait DcatProfile: Send + Sync + 'static {
     }
 }
 
-/// Registers a [`DcatProfile`]: `register_dcat_profile!("my_profile", MyProfile);`
+catalog_framework::extension_point!(
+    /// A [`DcatProfile`], submitted with [`register_dcat_profile!`](crate::register_dcat_profile).
+    pub DcatProfileRegistration, Box<dyn DcatProfile>
+);
+
+/// Registers a [`DcatProfile`]: `register_dcat_profile!("my_profile", MyProfile);`, or with a
+/// priority (higher wins) to replace a profile of the same name.
 #[macro_export]
 macro_rules! register_dcat_profile {
     ($name:expr, $value:expr) => {
         $crate::register_dcat_profile!($name, $value, priority = 0);
     };
     ($name:expr, $value:expr, priority = $p:expr) => {
-        $crate::__register!(DcatProfileRegistration, $name, $value, $p);
+        $crate::__private::register_at!($crate::rdf::DcatProfileRegistration, $name, $value, $p);
     };
+}
+
+/// The DCAT plugin's state, built at start-up: the checked `catalogext.dcat.*` settings and
+/// the profiles enabled plugins registered.
+pub struct Dcat {
+    pub settings: DcatSettings,
+    profiles: BTreeMap<String, Arc<Box<dyn DcatProfile>>>,
+}
+
+impl Dcat {
+    /// Reads `catalogext.dcat.*` and resolves the registered profiles; settings that do not
+    /// parse or name unregistered profiles are an error (the server refuses to start).
+    pub fn load(config: &Config, registry: &Registry) -> anyhow::Result<Dcat> {
+        let profiles = registry.resolve::<DcatProfileRegistration>("DCAT profile")?;
+        let settings = DcatSettings::from_config(config).map_err(anyhow::Error::msg)?;
+        let unknown: Vec<&String> = settings
+            .profiles
+            .iter()
+            .filter(|p| !profiles.contains_key(p.as_str()))
+            .collect();
+        if !unknown.is_empty() {
+            anyhow::bail!(
+                "catalogext.dcat.rdf.profiles names unknown profiles {unknown:?} (registered: {:?})",
+                profiles.keys().collect::<Vec<_>>()
+            );
+        }
+        Ok(Dcat { settings, profiles })
+    }
+
+    /// The profile registered under `name`.
+    pub fn profile(&self, name: &str) -> Option<&Arc<Box<dyn DcatProfile>>> {
+        self.profiles.get(name)
+    }
+
+    /// The registered profiles' names, sorted.
+    pub fn profile_names(&self) -> Vec<&str> {
+        self.profiles.keys().map(String::as_str).collect()
+    }
+
+    /// What profiles see besides the graph.
+    pub fn context<'a>(&'a self, config: &'a Config) -> DcatContext<'a> {
+        DcatContext {
+            config,
+            settings: &self.settings,
+        }
+    }
 }
 
 /// The catalog's publisher: DCAT-AP requires one; ckanext-dcat emits none (spec/dcat.md §9).

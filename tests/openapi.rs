@@ -8,20 +8,20 @@ use catalog_plugin_schema as _;
 use catalog_plugin_search_postgres as _;
 use catalog_plugin_search_tantivy as _;
 
-use catalog_framework::config::Config;
-use catalog_framework::registry::Registry;
+use catalog_framework::prelude::Config;
+use catalog_framework::prelude::Registry;
 
 #[test]
 fn openapi_document() {
     let registry = Registry::build().expect("no registration clash");
-    let doc = catalog_framework::openapi::document(&registry, &Config::default());
+    let doc = catalog_framework::host::openapi_document(&registry, &Config::default());
     insta::assert_json_snapshot!(doc);
 }
 
 #[test]
 fn every_action_has_a_path_and_typed_actions_have_their_schema() {
     let registry = Registry::build().unwrap();
-    let doc = catalog_framework::openapi::document(&registry, &Config::default());
+    let doc = catalog_framework::host::openapi_document(&registry, &Config::default());
     let paths = doc["paths"].as_object().unwrap();
     assert_eq!(paths.len(), registry.actions().count());
     let show = &doc["paths"]["/api/3/action/package_show"];

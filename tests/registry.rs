@@ -9,13 +9,13 @@ use catalog_plugin_search_tantivy as _;
 
 #[test]
 fn registered_extensions() {
-    let registry = catalog_framework::registry::Registry::build().expect("no registration clash");
+    let registry = catalog_framework::prelude::Registry::build().expect("no registration clash");
     insta::assert_json_snapshot!(registry.summary());
 }
 
 #[test]
 fn every_action_but_the_sysadmin_only_ones_has_an_auth_function() {
-    let registry = catalog_framework::registry::Registry::build().unwrap();
+    let registry = catalog_framework::prelude::Registry::build().unwrap();
     let summary = registry.summary();
     let auth: Vec<&str> = summary["auth_functions"]
         .as_array()

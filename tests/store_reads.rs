@@ -7,8 +7,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use catalog_framework::config::Config;
-use catalog_framework::context::{ActionContext, AppState, Principal};
+use catalog_framework::prelude::Config;
+use catalog_framework::prelude::{ActionContext, AppState, Principal};
 use catalog_framework::testkit::ScratchDb;
 use serde_json::{json, Value};
 use tracing_subscriber::layer::SubscriberExt;
@@ -35,6 +35,19 @@ async fn run(app: &AppState, user: Option<Principal>, action: &str, params: Valu
         .run_top(action, params.as_object().cloned().unwrap_or_default())
         .await
         .unwrap_or_else(|e| panic!("{action}: {}", e.to_error_object()))
+}
+
+/// Waits until the background work of earlier writes (the search sync after a commit) has
+/// sent its statements: nothing counted for 200 ms, or 5 s at most.
+async fn settle(n: &AtomicUsize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let seen = n.load(Ordering::SeqCst);
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        if n.load(Ordering::SeqCst) == seen || std::time::Instant::now() > deadline {
+            return;
+        }
+    }
 }
 
 /// Statements sent while `f` runs.
@@ -94,6 +107,7 @@ async fn check(kind: &str, database_url: &str, data_dir: &std::path::Path, n: &A
         "the statements of the set-up were counted ({kind})"
     );
     // A cache miss: the dataset, its organization and its groups in one statement.
+    settle(n).await;
     let (reads, shown) = count(n, run(&app, None, "package_show", json!({"id": "roads"}))).await;
     assert_eq!(shown["organization"]["name"], "office", "{kind}");
     assert_eq!(shown["groups"][0]["name"], "roads-group", "{kind}");
@@ -105,6 +119,7 @@ async fn check(kind: &str, database_url: &str, data_dir: &std::path::Path, n: &A
 
     // A hit (embedded deployment only): no statement at all.
     if kind == "sqlite" {
+        settle(n).await;
         let (reads, again) =
             count(n, run(&app, None, "package_show", json!({"id": "roads"}))).await;
         assert_eq!(again, shown, "{kind}");

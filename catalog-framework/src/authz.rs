@@ -1,6 +1,9 @@
 //! CKAN's authorization model: roles, permissions on groups (with cascading), and dataset
 //! permission labels (spec/ckan-write-auth-legacy.md §7).
 
+/// Credentials: passwords and API tokens.
+pub use crate::identity::{hash_password, hash_token, new_token, token_id, verify_password};
+
 use std::collections::{HashMap, HashSet};
 
 use crate::context::ActionContext;

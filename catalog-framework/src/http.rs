@@ -1,7 +1,6 @@
 //! The HTTP layer: decode the request, find the action, call it, wrap the result in CKAN's
 //! envelope. Handlers stay thin; the error table lives in [`crate::error`].
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -518,12 +517,6 @@ pub async fn serve(app: AppState, listener: tokio::net::TcpListener) -> std::io:
     sync.abort();
     result
 }
-
-/// Body type alias for plugin routes.
-pub type ResponseBody = Body;
-
-/// Shared state for tests and embedders.
-pub type SharedApp = Arc<crate::context::App>;
 
 #[cfg(test)]
 mod tests {

@@ -4,38 +4,60 @@
 //! Plugin authors import [`prelude`] and nothing deeper.
 #![forbid(unsafe_code)]
 
+// The public surface is five modules: `prelude` (the plugin API), `store` (the repository
+// functions and rows of the catalog's tables), `search` (what a search backend implements and
+// the query parser it uses), `authz` (CKAN's authorization model and credentials) and `host`
+// (what a binary that runs the catalog needs), plus `testkit` for tests. Everything else is
+// private and reaches plugins through those.
 pub mod authz;
-pub mod blocking;
-pub mod cache;
-pub mod config;
-pub mod context;
-pub mod error;
-pub mod events;
-pub mod http;
-pub mod identity;
-pub mod openapi;
-pub mod params;
-pub mod plugin;
-pub mod registry;
+mod blocking;
+mod cache;
+mod config;
+mod context;
+mod error;
+mod events;
+mod http;
+mod identity;
+mod openapi;
+mod params;
+mod plugin;
+mod registry;
 pub mod search;
-pub mod server;
+mod server;
 pub mod store;
-pub mod store_queries;
+mod store_queries;
 pub mod testkit;
-pub mod time;
-pub mod typed;
+mod time;
+mod typed;
+
+/// What a binary or an embedding application needs to build and serve the catalog.
+pub mod host {
+    pub use crate::build_app;
+    pub use crate::config::{Config, ServerConfig};
+    pub use crate::http::{router, serve};
+    pub use crate::openapi::document as openapi_document;
+    pub use crate::plugin::PluginList;
+    pub use crate::registry::Registry;
+    pub use crate::search::indexer::{spawn_background_sync, SearchService};
+    pub use crate::server::{serve as serve_router, ServerLimits};
+    pub use crate::store::{Backend, Store};
+}
 
 /// What plugin crates need, in one import.
 pub mod prelude {
     pub use crate::action_params;
-    pub use crate::config::Config;
+    pub use crate::blocking::run as run_blocking;
+    pub use crate::config::{Config, LimitsConfig};
     pub use crate::context::{ActionContext, App, AppState, Principal, Upload};
     pub use crate::error::{
         integrity, internal, missing, not_authorized, not_found, search_error, search_query_error,
         validation, validation_message, CkanError, CkanResult, ErrorKind, ValidationBuilder,
     };
     pub use crate::events::{Change, DomainEvent, Entity, EventSubscriber};
-    pub use crate::params::{bool_param, natural, opt_str, positive, req_str, str_list, truthy};
+    pub use crate::http::{bare_error, envelope, identify, json_response};
+    pub use crate::params::{
+        bool_param, natural, opt_str, positive, req_str, str_list, too_many_items, truthy,
+    };
     pub use crate::plugin::{Migration, Plugin, SearchBackendPlugin, Setup};
     pub use crate::registry::{
         Action, AuthFunction, ChainedAction, ChainedAuthFunction, DatasetSchema, Params,
@@ -59,6 +81,14 @@ pub mod prelude {
 
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::error::{internal, CkanResult, ValidationBuilder};
+    pub use crate::plugin::{NamedPlugin, PluginRegistration};
+    pub use crate::registry::{
+        ActionRegistration, AuthRegistration, ChainedActionRegistration, ChainedAuthRegistration,
+        DatasetSchemaRegistration, EventSubscriberRegistration, Params, Registration,
+        RoutesRegistration, SearchBackendRegistration,
+    };
+    pub use crate::typed::{__doc_text, decode_field, ActionParams, Field};
     pub use inventory;
     pub use serde_json;
 }

@@ -139,11 +139,11 @@ inventory::collect!(PluginRegistration);
 #[macro_export]
 macro_rules! register_plugin {
     ($name:literal) => {
-        $crate::register_plugin!($crate::plugin::NamedPlugin($name));
+        $crate::register_plugin!($crate::__private::NamedPlugin($name));
     };
     ($value:expr) => {
         $crate::__private::inventory::submit! {
-            $crate::plugin::PluginRegistration {
+            $crate::__private::PluginRegistration {
                 crate_name: env!("CARGO_PKG_NAME"),
                 build: || Box::new($value),
             }

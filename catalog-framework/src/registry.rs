@@ -68,9 +68,6 @@ pub trait DatasetSchema: Send + Sync + 'static {
     fn show(&self, _dict: &mut Params) {}
 }
 
-/// Extra HTTP routes a plugin serves beside the Action API (downloads, RDF …).
-pub type RouterFn = fn() -> axum::Router<crate::context::AppState>;
-
 /// One registration record of an extension point: what a `register_*!` macro submits.
 pub trait Registration: inventory::Collect {
     /// What the record builds (`Box<dyn Action>`, `Box<dyn DcatProfile>` …).
@@ -106,7 +103,7 @@ macro_rules! extension_point {
             pub build: fn() -> $target,
         }
         $crate::__private::inventory::collect!($name);
-        impl $crate::registry::Registration for $name {
+        impl $crate::__private::Registration for $name {
             type Target = $target;
             fn name(&self) -> &'static str {
                 self.name
@@ -184,7 +181,7 @@ macro_rules! register_at {
 #[macro_export]
 macro_rules! __register {
     ($reg:ident, $name:expr, $value:expr, $p:expr) => {
-        $crate::register_at!($crate::registry::$reg, $name, $value, $p);
+        $crate::register_at!($crate::__private::$reg, $name, $value, $p);
     };
 }
 
@@ -254,7 +251,7 @@ macro_rules! register_routes {
     };
     ($name:expr, $f:path, priority = $p:expr) => {
         $crate::__private::inventory::submit! {
-            $crate::registry::RoutesRegistration {
+            $crate::__private::RoutesRegistration {
                 name: $name, priority: $p, crate_name: env!("CARGO_PKG_NAME"), build: $f
             }
         }
@@ -371,9 +368,6 @@ fn chain<B: ?Sized, C: ?Sized>(
     }
     Ok(())
 }
-
-/// Names a plugin in `status_show`'s `extensions`: see [`crate::plugin`].
-pub use crate::plugin::PluginRegistration;
 
 /// A registry-building failure: two registrations of one name at one priority.
 #[derive(Debug, thiserror::Error)]

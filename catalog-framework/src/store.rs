@@ -3,6 +3,11 @@
 //! Queries are written once in portable SQL with `$N` placeholders; ids and timestamps are
 //! TEXT, JSON documents are TEXT. Only the migration files differ per backend.
 
+/// What the `package_show` cache keeps per dataset.
+pub use crate::cache::CachedPackage;
+/// The repository functions and row types of the catalog's tables.
+pub use crate::store_queries::*;
+
 use std::path::Path;
 use std::time::Duration;
 

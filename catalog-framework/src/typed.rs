@@ -266,22 +266,22 @@ macro_rules! action_params {
                 pub $field: $ty,
             )*
             /// The keys no field names (CKAN's `__extras`).
-            pub __extras: $crate::registry::Params,
+            pub __extras: $crate::__private::Params,
         }
 
-        impl $crate::typed::ActionParams for $name {
+        impl $crate::__private::ActionParams for $name {
             fn doc() -> &'static str {
                 static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-                DOC.get_or_init(|| $crate::typed::__doc_text(concat!($($doc, "\n",)*)))
+                DOC.get_or_init(|| $crate::__private::__doc_text(concat!($($doc, "\n",)*)))
             }
 
-            fn decode(mut p: $crate::registry::Params) -> $crate::error::CkanResult<Self> {
-                let mut errs = $crate::error::ValidationBuilder::default();
+            fn decode(mut p: $crate::__private::Params) -> $crate::__private::CkanResult<Self> {
+                let mut errs = $crate::__private::ValidationBuilder::default();
                 $(
                     #[allow(unused_mut, unused_assignments)]
                     let mut default: Option<$ty> = None;
                     $( default = Some($default); )?
-                    let $field = $crate::typed::decode_field::<$ty>(
+                    let $field = $crate::__private::decode_field::<$ty>(
                         &mut p,
                         $crate::action_params!(@key $field $(, $key)?),
                         default,
@@ -293,7 +293,7 @@ macro_rules! action_params {
                     $(
                         $field: match $field {
                             Some(v) => v,
-                            None => return Err($crate::error::internal("parameter decoding")),
+                            None => return Err($crate::__private::internal("parameter decoding")),
                         },
                     )*
                     __extras: p,
@@ -306,13 +306,13 @@ macro_rules! action_params {
                 $(
                     {
                         let key = $crate::action_params!(@key $field $(, $key)?);
-                        let mut s = <$ty as $crate::typed::Field>::schema();
-                        let doc = $crate::typed::__doc_text(concat!($($fdoc, "\n",)*));
+                        let mut s = <$ty as $crate::__private::Field>::schema();
+                        let doc = $crate::__private::__doc_text(concat!($($fdoc, "\n",)*));
                         if !doc.is_empty() {
                             s["description"] = doc.into();
                         }
                         let has_default = !<[&str]>::is_empty(&[$(stringify!($default))?]);
-                        if <$ty as $crate::typed::Field>::required() && !has_default {
+                        if <$ty as $crate::__private::Field>::required() && !has_default {
                             required.push(key);
                         }
                         properties.insert(key.to_string(), s);

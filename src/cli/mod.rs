@@ -3,8 +3,8 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use catalog_framework::config::Config;
-use catalog_framework::context::AppState;
+use catalog_framework::prelude::AppState;
+use catalog_framework::prelude::Config;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -151,7 +151,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let listener = tokio::net::TcpListener::bind(bind).await?;
             // The bound address (a port of 0 picks a free one): tests and scripts read it here.
             tracing::info!(addr = %listener.local_addr()?, "listening");
-            catalog_framework::http::serve(app, listener).await?;
+            catalog_framework::host::serve(app, listener).await?;
         }
         Command::SearchIndex { command } => search_index(&app, command).await?,
         Command::Db {

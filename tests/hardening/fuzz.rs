@@ -333,7 +333,7 @@ async fn hostile_requests_never_crash_never_500_and_change_nothing() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0x5eed_cafe);
-    let registry = catalog_framework::registry::Registry::build().unwrap();
+    let registry = catalog_framework::prelude::Registry::build().unwrap();
     let summary = registry.summary();
     let actions: Vec<(String, bool)> = summary["actions"]
         .as_array()

@@ -42,7 +42,7 @@ pub async fn start(database_url: Option<&str>) -> anyhow::Result<TestServer> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
 
-    let mut config = catalog_framework::config::Config::default();
+    let mut config = catalog_framework::prelude::Config::default();
     config.catalog.site_url = format!("http://{addr}");
     // CKAN's own test configuration turns these on, and the cases follow it (spec §7.3).
     config.catalog.auth.create_unowned_dataset = true;
@@ -66,7 +66,7 @@ pub async fn start(database_url: Option<&str>) -> anyhow::Result<TestServer> {
         PathBuf::from(data_dir.path()).join("data"),
     )
     .await?;
-    let task = tokio::spawn(catalog_framework::http::serve(app.clone(), listener));
+    let task = tokio::spawn(catalog_framework::host::serve(app.clone(), listener));
     catalog_plugin_core::admin::create_user(
         &app,
         ADMIN_NAME,

@@ -13,7 +13,7 @@ use catalog_plugin_core as _;
 use catalog_plugin_schema as _;
 use catalog_plugin_search_tantivy as _;
 
-use catalog_framework::config::Config;
+use catalog_framework::prelude::Config;
 use catalog_framework::store::Store;
 
 #[tokio::main]

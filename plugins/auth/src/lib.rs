@@ -6,7 +6,7 @@
 
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries as q;
+use catalog_framework::store as q;
 
 register_plugin!("default_auth");
 

@@ -1,7 +1,7 @@
 //! Output shapes: the dataset, group/organization and user dicts (spec/ckan-read-api.md §3).
 
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries::{GroupRow, PackageRow, UserRow};
+use catalog_framework::store::{GroupRow, PackageRow, UserRow};
 use md5::{Digest, Md5};
 
 use crate::{formats, licenses};

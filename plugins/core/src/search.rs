@@ -341,7 +341,7 @@ async fn group_titles(
     }
     let sql = format!(
         "SELECT name, title FROM catalog_group WHERE name IN ({})",
-        catalog_framework::store_queries::placeholders(values.len())
+        catalog_framework::store::placeholders(values.len())
     );
     let mut q = sqlx::query_as::<_, (String, Option<String>)>(&sql);
     for (v, _) in values {

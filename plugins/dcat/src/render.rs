@@ -97,7 +97,7 @@ pub async fn dataset_document(
     let profiles = resolve_profiles(ctx, profiles)?;
     let format = format?;
     let app = ctx.app.clone();
-    catalog_framework::blocking::run(move || {
+    catalog_framework::prelude::run_blocking(move || {
         let cx = dcat_context(&app)?;
         let mut g = RdfGraph::new();
         if let Some(d) = dataset.as_object() {
@@ -383,7 +383,7 @@ pub async fn catalog_document(
     let app = ctx.app.clone();
     let query = query.clone();
     let path = path.to_string();
-    catalog_framework::blocking::run(move || {
+    catalog_framework::prelude::run_blocking(move || {
         let cx = dcat_context(&app)?;
         to_bytes(&catalog_graph(&cx, &page, &query, &path), format)
     })

@@ -9,8 +9,8 @@ use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
-use catalog_framework::http::{bare_error, envelope, identify, json_response};
 use catalog_framework::prelude::*;
+use catalog_framework::prelude::{bare_error, envelope, identify, json_response};
 
 use crate::negotiation::negotiate;
 use crate::render::{self, CatalogQuery};

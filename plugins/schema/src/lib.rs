@@ -178,7 +178,7 @@ pub fn check_type(v: Option<&Value>, errs: &mut ValidationBuilder) {
 /// `tag_string`), resources, extras and groups.
 pub fn check_dataset_limits(
     data: &Params,
-    limits: &catalog_framework::config::LimitsConfig,
+    limits: &catalog_framework::prelude::LimitsConfig,
     errs: &mut ValidationBuilder,
 ) {
     let len = |k: &str| data.get(k).and_then(Value::as_array).map_or(0, Vec::len);
@@ -201,7 +201,7 @@ pub fn check_dataset_limits(
         ("groups", len("groups"), limits.max_groups_per_dataset),
     ] {
         if n > max {
-            errs.push(field, catalog_framework::params::too_many_items(max));
+            errs.push(field, catalog_framework::prelude::too_many_items(max));
         }
     }
 }

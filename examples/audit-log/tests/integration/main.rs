@@ -11,9 +11,9 @@ use example_audit_log as _;
 
 mod book;
 
-use catalog_framework::config::Config;
-use catalog_framework::context::{ActionContext, AppState, Principal};
-use catalog_framework::error::{CkanError, ErrorKind};
+use catalog_framework::prelude::Config;
+use catalog_framework::prelude::{ActionContext, AppState, Principal};
+use catalog_framework::prelude::{CkanError, ErrorKind};
 use catalog_framework::testkit::ScratchDb;
 use serde_json::{json, Value};
 
@@ -300,7 +300,7 @@ async fn migrations_run_once_and_are_recorded_per_plugin() {
 async fn catalog_plugins_switches_the_plugin_off() {
     for kind in STORES {
         let mut config = Config::default();
-        config.catalog.plugins = Some(catalog_framework::plugin::PluginList(
+        config.catalog.plugins = Some(catalog_framework::host::PluginList(
             [
                 "core",
                 "default-auth",
@@ -369,7 +369,7 @@ async fn default_plugins_and_start_up_errors() {
             .unwrap_or_default()
     };
     let mut config = Config::default();
-    config.catalog.plugins = Some(catalog_framework::plugin::PluginList(vec![
+    config.catalog.plugins = Some(catalog_framework::host::PluginList(vec![
         "core".into(),
         "no_such_plugin".into(),
     ]));

@@ -9,7 +9,7 @@ use catalog_plugin_schema as _;
 use catalog_plugin_search_tantivy as _;
 use example_custom_action as _;
 
-use catalog_framework::context::{ActionContext, AppState};
+use catalog_framework::prelude::{ActionContext, AppState};
 use serde_json::{json, Map, Value};
 
 struct TestServer {
@@ -35,7 +35,7 @@ impl TestServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
 
-        let mut config = catalog_framework::config::Config::default();
+        let mut config = catalog_framework::prelude::Config::default();
         config.catalog.site_url = format!("http://{addr}");
         // What `catalogext.custom_action.contact = "…"` in catalog.toml gives.
         config.catalogext.values.insert(
@@ -45,7 +45,7 @@ impl TestServer {
 
         let app =
             catalog_framework::build_app(config, &database_url, data_dir.path().into()).await?;
-        let task = tokio::spawn(catalog_framework::http::serve(app.clone(), listener));
+        let task = tokio::spawn(catalog_framework::host::serve(app.clone(), listener));
         catalog_plugin_core::admin::create_user(&app, "admin", "a@example.org", "pass1234", true)
             .await?;
         let token = catalog_plugin_core::admin::create_token(&app, "admin", "tests").await?;
@@ -186,7 +186,7 @@ async fn bad_parameters_get_ckan_shaped_errors() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err.kind, catalog_framework::error::ErrorKind::Validation);
+    assert_eq!(err.kind, catalog_framework::prelude::ErrorKind::Validation);
     assert_eq!(
         err.to_error_object(),
         json!({"limit": ["Must be a natural number"], "__type": "Validation Error"})

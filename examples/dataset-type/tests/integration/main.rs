@@ -7,8 +7,8 @@ use catalog_plugin_schema as _;
 use catalog_plugin_search_tantivy as _;
 use example_dataset_type as _;
 
-use catalog_framework::context::{ActionContext, AppState, Principal};
-use catalog_framework::error::{CkanError, ErrorKind};
+use catalog_framework::prelude::{ActionContext, AppState, Principal};
+use catalog_framework::prelude::{CkanError, ErrorKind};
 use serde_json::{json, Value};
 
 /// An app on SQLite in a temporary directory, with no HTTP server: actions are called
@@ -23,7 +23,7 @@ impl TestApp {
     async fn start() -> anyhow::Result<TestApp> {
         let data_dir = tempfile::tempdir()?;
         let database_url = catalog_framework::store::Store::sqlite_url_in(data_dir.path());
-        let config = catalog_framework::config::Config::default();
+        let config = catalog_framework::prelude::Config::default();
         let app =
             catalog_framework::build_app(config, &database_url, data_dir.path().into()).await?;
         let user = catalog_plugin_core::admin::create_user(

@@ -20,7 +20,7 @@ async fn serves_its_own_routes_beside_the_nested_catalog() {
     let addr = listener.local_addr().unwrap();
     let base = format!("http://{addr}");
 
-    let mut config = catalog_framework::config::Config::default();
+    let mut config = catalog_framework::prelude::Config::default();
     config.catalog.site_title = "Example Portal".into();
     config.catalog.site_url = format!("{base}{}", example_embedding::CATALOG_PREFIX);
     config.catalog.auth.create_unowned_dataset = true;

@@ -1,6 +1,6 @@
 //! API tokens (`api_token_*`). Only a token's hash is stored.
 
-use catalog_framework::identity;
+use catalog_framework::authz;
 use catalog_framework::prelude::*;
 
 pub(crate) mod create;
@@ -13,12 +13,12 @@ pub(crate) async fn insert_token(
     user_id: &str,
     name: &str,
 ) -> CkanResult<(String, String)> {
-    let (id, token) = identity::new_token();
+    let (id, token) = authz::new_token();
     sqlx::query("INSERT INTO api_token (id, user_id, name, token_hash, created_at) VALUES ($1, $2, $3, $4, $5)")
         .bind(&id)
         .bind(user_id)
         .bind(name)
-        .bind(identity::hash_token(&token))
+        .bind(authz::hash_token(&token))
         .bind(now_iso())
         .execute(ctx.db().await?)
         .await?;

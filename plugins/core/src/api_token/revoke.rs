@@ -1,4 +1,4 @@
-use catalog_framework::identity;
+use catalog_framework::authz;
 use catalog_framework::prelude::*;
 
 action_params! {
@@ -13,7 +13,7 @@ pub async fn api_token_revoke(
     let p = p.__extras;
     let jti = match (opt_str(&p, "jti"), opt_str(&p, "token")) {
         (Some(j), _) if !j.is_empty() => j,
-        (_, Some(t)) if !t.is_empty() => match identity::token_id(&t) {
+        (_, Some(t)) if !t.is_empty() => match authz::token_id(&t) {
             Some(id) => id.to_string(),
             None => return Err(not_authorized("")),
         },

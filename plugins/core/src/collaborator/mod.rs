@@ -2,7 +2,7 @@
 //! `catalog.auth.allow_dataset_collaborators`.
 
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries::{PackageRow, UserRow};
+use catalog_framework::store::{PackageRow, UserRow};
 
 pub(crate) mod create;
 pub(crate) mod delete;

@@ -1,5 +1,5 @@
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries::{self as q, GroupRow};
+use catalog_framework::store::{self as q, GroupRow};
 
 use crate::lookup::{autocomplete_params, ilike};
 

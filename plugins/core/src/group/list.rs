@@ -1,7 +1,7 @@
 use std::collections::HashMap;
 
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries::{self as q, GroupRow};
+use catalog_framework::store::{self as q, GroupRow};
 
 use super::{dataset_counts, group_dict, kind, CountScope, ShowOpts};
 

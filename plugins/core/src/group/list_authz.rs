@@ -1,5 +1,5 @@
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries::{self as q, GroupRow};
+use catalog_framework::store::{self as q, GroupRow};
 
 use super::{dataset_counts, raw_group, CountScope};
 use crate::dictize::sorted;

@@ -1,6 +1,6 @@
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries::{self as q, GroupRow};
+use catalog_framework::store::{self as q, GroupRow};
 
 use super::{dataset_counts, raw_group, CountScope};
 use crate::dictize::sorted;

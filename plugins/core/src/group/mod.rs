@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries::{self as q, GroupRow};
+use catalog_framework::store::{self as q, GroupRow};
 
 use crate::dictize::{extras_list, group_base, sorted, user_dict};
 use crate::membership::add_member;

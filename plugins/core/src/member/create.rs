@@ -1,5 +1,5 @@
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries as q;
+use catalog_framework::store as q;
 
 use super::{member_target, member_user};
 use crate::membership::add_member;

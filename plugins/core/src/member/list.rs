@@ -1,6 +1,6 @@
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries as q;
+use catalog_framework::store as q;
 
 pub async fn member_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     let gid = req_str(&p, "id")?;

@@ -4,7 +4,7 @@
 
 use catalog_framework::prelude::*;
 
-use catalog_framework::store_queries::GroupRow;
+use catalog_framework::store::GroupRow;
 
 use crate::group::kind;
 

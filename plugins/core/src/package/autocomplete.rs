@@ -1,6 +1,6 @@
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries::PackageRow;
+use catalog_framework::store::PackageRow;
 
 use crate::lookup::{autocomplete_params, escape_like};
 

@@ -1,5 +1,5 @@
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries::PackageRow;
+use catalog_framework::store::PackageRow;
 
 use super::{load, show_row};
 

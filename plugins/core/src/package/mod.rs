@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries::PackageRow;
+use catalog_framework::store::PackageRow;
 
 use crate::dictize::package_dict;
 use crate::formats;
@@ -110,7 +110,7 @@ async fn collaborator_may_not_move(ctx: &mut ActionContext, pkg: &PackageRow) ->
     let Some(uid) = ctx.user_id().map(str::to_string) else {
         return Ok(false);
     };
-    let collaborates = catalog_framework::store_queries::user_collaborations(ctx.db().await?, &uid)
+    let collaborates = catalog_framework::store::user_collaborations(ctx.db().await?, &uid)
         .await?
         .iter()
         .any(|(p, c)| *p == pkg.id && (c == "editor" || c == "admin"));
@@ -286,9 +286,7 @@ async fn prepare_tags(
         }
         let conn = ctx.db().await?;
         insert.execute(&mut *conn).await?;
-        for (id, name) in
-            catalog_framework::store_queries::free_tags_by_name(&mut *conn, chunk).await?
-        {
+        for (id, name) in catalog_framework::store::free_tags_by_name(&mut *conn, chunk).await? {
             ids.insert(name, id);
         }
     }

@@ -42,7 +42,7 @@ pub async fn package_show(ctx: &mut ActionContext, p: PackageShowParams) -> Ckan
     if cacheable {
         ctx.app.package_cache.put(
             generation,
-            catalog_framework::cache::CachedPackage {
+            catalog_framework::store::CachedPackage {
                 row,
                 dict: dict.clone(),
             },

@@ -2,7 +2,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries as q;
+use catalog_framework::store as q;
 
 use super::upload_path;
 
@@ -13,7 +13,7 @@ pub async fn download(
     Path((id, resource_id, _filename)): Path<(String, String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    let user = catalog_framework::http::identify(&app, &headers).await;
+    let user = catalog_framework::prelude::identify(&app, &headers).await;
     let mut ctx = ActionContext::new(app.clone(), user);
     let mut p = Params::new();
     p.insert("id".into(), json!(resource_id));

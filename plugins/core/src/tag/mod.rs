@@ -3,7 +3,7 @@
 //! matching tags among those of the datasets the caller may read.
 
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries as q;
+use catalog_framework::store as q;
 
 use crate::lookup::{escape_like, ilike, naturals, py_truthy, text_of, visible_values};
 

@@ -1,5 +1,5 @@
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries as q;
+use catalog_framework::store as q;
 
 use crate::lookup::{autocomplete_params, ilike, py_truthy};
 

@@ -1,6 +1,6 @@
-use catalog_framework::identity;
+use catalog_framework::authz;
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries as q;
+use catalog_framework::store as q;
 use catalog_plugin_schema::optional_text;
 
 use super::{check_about, check_email, check_password};
@@ -40,7 +40,7 @@ pub async fn user_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value
         .filter(|_| sysadmin_caller)
         .and_then(catalog_plugin_schema::uuid_parse)
         .unwrap_or_else(new_id);
-    let hash = given_hash.unwrap_or_else(|| identity::hash_password(&password.unwrap_or_default()));
+    let hash = given_hash.unwrap_or_else(|| authz::hash_password(&password.unwrap_or_default()));
     let sysadmin = sysadmin_caller && truthy(p.get("sysadmin"));
     let state = p
         .get("state")

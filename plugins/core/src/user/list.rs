@@ -1,5 +1,5 @@
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries::{self as q, UserRow};
+use catalog_framework::store::{self as q, UserRow};
 
 use super::{created_count, is_self_or_sysadmin};
 use crate::dictize::{sorted, user_dict};

@@ -2,7 +2,7 @@
 //! checks of written fields.
 
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries::{self as q, UserRow};
+use catalog_framework::store::{self as q, UserRow};
 
 use crate::dictize::{sorted, user_dict};
 

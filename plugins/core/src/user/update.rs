@@ -1,6 +1,6 @@
-use catalog_framework::identity;
+use catalog_framework::authz;
 use catalog_framework::prelude::*;
-use catalog_framework::store_queries as q;
+use catalog_framework::store as q;
 use catalog_plugin_schema::optional_text;
 
 use super::{check_about, check_email, check_password, show_user};
@@ -62,7 +62,7 @@ async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<V
     let image_url = keep("image_url", &u.image_url, &mut errs);
     errs.finish()?;
     let hash = password
-        .map(|pw| identity::hash_password(&pw))
+        .map(|pw| authz::hash_password(&pw))
         .or(u.password_hash.clone());
     sqlx::query(
         "UPDATE catalog_user SET name = $2, email = $3, fullname = $4, about = $5, image_url = $6, password_hash = $7, sysadmin = $8 WHERE id = $1",

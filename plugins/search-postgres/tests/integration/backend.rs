@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use catalog_framework::config::Config;
+use catalog_framework::prelude::Config;
 use catalog_framework::prelude::*;
 use catalog_framework::search::query::parse_q;
 use catalog_framework::store::Store;

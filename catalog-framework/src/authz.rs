@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::context::ActionContext;
 use crate::error::CkanResult;
-use crate::store_queries::{self as q, PackageRow};
+use crate::store::{self as q, PackageRow};
 
 /// Whether a membership role grants a permission. `admin` grants everything.
 pub fn role_has(role: &str, perm: &str) -> bool {

@@ -18,7 +18,7 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
-use crate::store_queries::PackageRow;
+use crate::store::PackageRow;
 
 /// What the allocator adds to each allocation (header and rounding), on average.
 const ALLOCATION_OVERHEAD: usize = 16;

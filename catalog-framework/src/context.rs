@@ -11,7 +11,7 @@ use crate::error::{not_authorized, not_found, CkanError, CkanResult, ErrorKind};
 use crate::events::DomainEvent;
 use crate::registry::{Params, Registry};
 use crate::store::{Db, Store};
-use crate::store_queries::{self as q, GroupRow, Lock, PackageBundle, PackageRow, UserRow};
+use crate::store::{self as q, GroupRow, Lock, PackageBundle, PackageRow, UserRow};
 
 /// Everything shared by all requests: config, store, frozen registry, data directory.
 pub struct App {

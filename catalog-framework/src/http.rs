@@ -392,7 +392,7 @@ pub async fn identify(app: &AppState, headers: &HeaderMap) -> Option<Principal> 
     if token.is_empty() {
         return None;
     }
-    crate::store_queries::principal_for_token(&app.store, token)
+    crate::store::principal_for_token(&app.store, token)
         .await
         .ok()
         .flatten()

@@ -25,7 +25,6 @@ mod registry;
 pub mod search;
 mod server;
 pub mod store;
-mod store_queries;
 pub mod testkit;
 mod time;
 mod typed;
@@ -67,7 +66,7 @@ pub mod prelude {
         IndexDocument, IndexRebuild, Query, SearchBackend, SearchBackendFactory, SearchBackendInit,
         SearchHits, SearchRequest, SortField, SortKey,
     };
-    pub use crate::store_queries::RowExt;
+    pub use crate::store::RowExt;
     pub use crate::time::{format_iso, now_iso, parse_iso};
     pub use crate::typed::{ActionParams, Natural, Positive, Typed, TypedAction};
     pub use crate::{

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::{IndexDocument, SearchBackend};
 use crate::authz::dataset_labels;
 use crate::context::{ActionContext, AppState};
-use crate::store_queries::RowExt;
+use crate::store::RowExt;
 
 /// Datasets drained from the outbox per backend batch.
 const BATCH: i64 = 500;

@@ -247,14 +247,7 @@ async fn package_update_check(ctx: &mut ActionContext, data: &Params) -> CkanRes
     if !can_update_package(ctx, &id).await? {
         return Err(deny(ctx, &format!("edit package {id}")));
     }
-    let current: Vec<String> = sqlx::query_scalar(
-        "SELECT m.group_id FROM member m JOIN package p ON p.id = m.table_id \
-         WHERE m.table_name = 'package' AND m.state = 'active' AND m.capacity <> 'organization' \
-         AND (p.id = $1 OR p.name = $1)",
-    )
-    .bind(&id)
-    .fetch_all(ctx.db().await?)
-    .await?;
+    let current = q::package_group_ids(ctx.db().await?, &id).await?;
     check_groups(ctx, data, &current).await
 }
 
@@ -429,12 +422,8 @@ async fn token_list_check(ctx: &mut ActionContext, data: &Params) -> CkanResult<
 
 async fn token_revoke_check(ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
     let jti = id_of(data, "jti");
-    let owner: Option<(String,)> = sqlx::query_as("SELECT user_id FROM api_token WHERE id = $1")
-        .bind(&jti)
-        .fetch_optional(ctx.db().await?)
-        .await?;
-    match owner {
-        Some((uid,)) if ctx.user_id() == Some(uid.as_str()) => Ok(()),
+    match q::api_token_owner(ctx.db().await?, &jti).await? {
+        Some(uid) if ctx.user_id() == Some(uid.as_str()) => Ok(()),
         _ => Err(deny(ctx, "revoke this token")),
     }
 }

@@ -4,7 +4,7 @@
 
 use catalog_framework::prelude::*;
 
-use crate::ids::new_id;
+use catalog_framework::store;
 
 /// A membership as `upsert_member` left it, and as it was when it was active before.
 pub(crate) struct Upserted {
@@ -50,41 +50,11 @@ pub(crate) async fn upsert_member(
     table_id: &str,
     capacity: &str,
 ) -> CkanResult<Upserted> {
-    let existing: Option<(String, String, String)> =
-        sqlx::query_as("SELECT id, capacity, state FROM member WHERE group_id = $1 AND table_name = $2 AND table_id = $3 ORDER BY state LIMIT 1")
-            .bind(group_id)
-            .bind(table)
-            .bind(table_id)
-            .fetch_optional(&mut *conn)
-            .await?;
-    let previous = existing
-        .as_ref()
-        .filter(|(_, _, state)| state == "active")
-        .map(|(id, cap, _)| member_record(id, group_id, table, table_id, cap));
-    let id = match existing {
-        Some((id, _, _)) => {
-            sqlx::query("UPDATE member SET capacity = $2, state = 'active' WHERE id = $1")
-                .bind(&id)
-                .bind(capacity)
-                .execute(&mut *conn)
-                .await?;
-            id
-        }
-        None => {
-            let id = new_id();
-            sqlx::query("INSERT INTO member (id, group_id, table_name, table_id, capacity, state) VALUES ($1, $2, $3, $4, $5, 'active')")
-                .bind(&id)
-                .bind(group_id)
-                .bind(table)
-                .bind(table_id)
-                .bind(capacity)
-                .execute(&mut *conn)
-                .await?;
-            id
-        }
-    };
+    let m = store::upsert_member(conn, group_id, table, table_id, capacity).await?;
     Ok(Upserted {
-        record: member_record(&id, group_id, table, table_id, capacity),
-        previous,
+        record: member_record(&m.id, group_id, table, table_id, capacity),
+        previous: m
+            .previous_capacity
+            .map(|cap| member_record(&m.id, group_id, table, table_id, &cap)),
     })
 }

@@ -1,5 +1,5 @@
 use catalog_framework::prelude::*;
-use catalog_framework::store::{self as q, GroupRow};
+use catalog_framework::store as q;
 
 use crate::lookup::{autocomplete_params, ilike};
 
@@ -19,12 +19,7 @@ async fn group_or_org_autocomplete(
     ctx.check_access(action, &p).await?;
     let (q, limit) = autocomplete_params(&p, 20)?;
     let pattern = format!("%{}%", q.trim().to_lowercase());
-    let sql = format!(
-        "SELECT {} FROM catalog_group WHERE state = 'active'",
-        q::GROUP_COLS
-    );
-    let rows = sqlx::query(&sql).fetch_all(ctx.db().await?).await?;
-    let mut groups: Vec<GroupRow> = rows.iter().map(GroupRow::from_row).collect();
+    let mut groups = q::active_groups(ctx.db().await?).await?;
     groups.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(Value::Array(
         groups

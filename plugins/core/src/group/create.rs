@@ -1,4 +1,5 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store;
 use catalog_plugin_schema::optional_text;
 
 use super::{
@@ -51,21 +52,15 @@ async fn create(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<
     let image_url = optional_text(&p, "image_url", &mut errs, max);
     let extras = extras_map(&p, &mut errs);
     errs.finish()?;
-    sqlx::query(
-        "INSERT INTO catalog_group (id, name, title, description, image_url, type, is_organization, approval_status, state, created, extras) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'approved', 'active', $8, $9)",
-    )
-    .bind(&id)
-    .bind(&name)
-    .bind(title)
-    .bind(description)
-    .bind(image_url)
-    .bind(&group_type)
-    .bind(is_org)
-    .bind(now_iso())
-    .bind(serde_json::to_string(&extras)?)
-    .execute(ctx.db().await?)
-    .await?;
+    let extras = serde_json::to_string(&extras)?;
+    let row = store::GroupWrite {
+        name: &name,
+        title: title.as_deref(),
+        description: description.as_deref(),
+        image_url: image_url.as_deref(),
+        extras: &extras,
+    };
+    store::insert_group(ctx.db().await?, &id, &group_type, is_org, &now_iso(), &row).await?;
     let g = load_group(ctx, &id, is_org).await?;
     // The group first, then its memberships, in the order of the events.
     emit_group(ctx, Change::Created, None, Some(&g));

@@ -1,4 +1,5 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store;
 
 use super::{emit_group, kind, load_group};
 
@@ -16,11 +17,7 @@ async fn delete(
     ctx.check_access(&format!("{}_{verb}", kind(is_org)), &auth)
         .await?;
     if is_org {
-        let ids: Vec<(String,)> =
-            sqlx::query_as("SELECT id FROM package WHERE owner_org = $1 AND state <> 'deleted'")
-                .bind(&g.id)
-                .fetch_all(ctx.db().await?)
-                .await?;
+        let ids = store::organization_package_ids(ctx.db().await?, &g.id).await?;
         if !ids.is_empty() {
             if !ctx.config().catalog.auth.create_unowned_dataset {
                 let what = if purge { "purged" } else { "deleted" };
@@ -28,42 +25,21 @@ async fn delete(
                     "Organization cannot be {what} while it still has datasets"
                 )));
             }
-            for (pid,) in ids {
+            for pid in ids {
                 let row = crate::package::load(ctx, &pid).await?;
                 let mut doc: Map<String, Value> = serde_json::from_str(&row.data)?;
                 doc.insert("owner_org".into(), Value::Null);
                 doc.insert("private".into(), json!(false));
-                sqlx::query(
-                    "UPDATE package SET owner_org = NULL, private = false, data = $2 WHERE id = $1",
-                )
-                .bind(&pid)
-                .bind(serde_json::to_string(&doc)?)
-                .execute(ctx.db().await?)
-                .await?;
+                let data = serde_json::to_string(&doc)?;
+                store::detach_package_from_organization(ctx.db().await?, &pid, &data).await?;
             }
         }
     }
     let conn = ctx.db().await?;
     if purge {
-        sqlx::query(
-            "DELETE FROM member WHERE group_id = $1 OR (table_name = 'group' AND table_id = $1)",
-        )
-        .bind(&g.id)
-        .execute(&mut *conn)
-        .await?;
-        sqlx::query("DELETE FROM catalog_group WHERE id = $1")
-            .bind(&g.id)
-            .execute(&mut *conn)
-            .await?;
+        store::purge_group(conn, &g.id).await?;
     } else {
-        sqlx::query("UPDATE member SET state = 'deleted' WHERE group_id = $1 OR (table_name = 'group' AND table_id = $1)")
-            .bind(&g.id)
-            .execute(&mut *conn)
-            .await?;
-        sqlx::query("UPDATE catalog_group SET state = 'deleted' WHERE id = $1")
-            .bind(&g.id)
-            .execute(&mut *conn)
-            .await?;
+        store::mark_group_deleted(conn, &g.id).await?;
     }
     if purge {
         emit_group(ctx, Change::Purged, Some(&g), None);

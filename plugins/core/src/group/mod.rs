@@ -50,25 +50,10 @@ async fn load_group(ctx: &mut ActionContext, r: &str, is_org: bool) -> CkanResul
 }
 
 async fn group_users(ctx: &mut ActionContext, g: &GroupRow) -> CkanResult<Vec<Value>> {
-    let cols = q::USER_COLS
-        .split(", ")
-        .map(|c| format!("u.{c}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let rows = sqlx::query(&format!(
-        "SELECT {cols}, m.capacity FROM catalog_user u JOIN member m ON m.table_id = u.id AND m.table_name = 'user' \
-         WHERE m.group_id = $1 AND m.state = 'active' AND u.state <> 'deleted' ORDER BY u.name"
-    ))
-    .bind(&g.id)
-    .fetch_all(ctx.db().await?)
-    .await?;
     let mut out = Vec::new();
-    for r in rows {
-        let u = q::users_where(ctx.db().await?, "id = $1", &[r.s("id")])
-            .await?
-            .remove(0);
+    for (u, capacity) in q::group_user_members(ctx.db().await?, &g.id).await? {
         let mut d = user_dict(&u, 0, false);
-        d.insert("capacity".into(), json!(r.s("capacity")));
+        d.insert("capacity".into(), json!(capacity));
         out.push(Value::Object(sorted(d)));
     }
     Ok(out)
@@ -103,18 +88,12 @@ async fn group_dict(ctx: &mut ActionContext, g: &GroupRow, o: &ShowOpts<'_>) -> 
         m.insert("extras".into(), extras_list(&g.extras));
     }
     if o.groups {
-        let rows = sqlx::query(
-            "SELECT g.name, m.capacity FROM member m JOIN catalog_group g ON g.id = m.table_id \
-             WHERE m.group_id = $1 AND m.table_name = 'group' AND m.state = 'active'",
-        )
-        .bind(&g.id)
-        .fetch_all(ctx.db().await?)
-        .await?;
+        let rows = q::group_children(ctx.db().await?, &g.id).await?;
         m.insert(
             "groups".into(),
             json!(rows
                 .iter()
-                .map(|r| json!({"name": r.s("name"), "capacity": r.s("capacity")}))
+                .map(|(name, capacity)| json!({"name": name, "capacity": capacity}))
                 .collect::<Vec<_>>()),
         );
     }
@@ -173,12 +152,7 @@ async fn apply_users_and_parents(
     }
     if let Some(Value::Array(parents)) = p.get("groups") {
         let conn = ctx.db().await?;
-        sqlx::query(
-            "UPDATE member SET state = 'deleted' WHERE group_id = $1 AND table_name = 'group'",
-        )
-        .bind(&g.id)
-        .execute(&mut *conn)
-        .await?;
+        q::clear_group_parents(&mut *conn, &g.id).await?;
         for parent in parents {
             let name = parent
                 .get("name")

@@ -1,4 +1,5 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store;
 use catalog_plugin_schema::optional_text;
 
 use super::{
@@ -58,15 +59,15 @@ async fn update(
         Map::new()
     };
     errs.finish()?;
-    sqlx::query("UPDATE catalog_group SET name = $2, title = $3, description = $4, image_url = $5, extras = $6 WHERE id = $1")
-        .bind(&g.id)
-        .bind(&name)
-        .bind(title)
-        .bind(description)
-        .bind(image_url)
-        .bind(serde_json::to_string(&extras)?)
-        .execute(ctx.db().await?)
-        .await?;
+    let extras = serde_json::to_string(&extras)?;
+    let row = store::GroupWrite {
+        name: &name,
+        title: title.as_deref(),
+        description: description.as_deref(),
+        image_url: image_url.as_deref(),
+        extras: &extras,
+    };
+    store::update_group(ctx.db().await?, &g.id, &row).await?;
     let old = g;
     let g = load_group(ctx, &old.id, is_org).await?;
     apply_users_and_parents(ctx, &g, &p).await?;

@@ -1,6 +1,6 @@
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
-use catalog_framework::store::PackageRow;
+use catalog_framework::store;
 
 use crate::lookup::{autocomplete_params, escape_like};
 
@@ -29,19 +29,8 @@ pub async fn package_autocomplete(
     let prefilter = q_lower
         .chars()
         .all(|c| c.is_ascii() && !c.is_ascii_control() && c != '"' && c != '\\');
-    let mut sql = String::from(
-        "SELECT id, name, type, state, private, owner_org, creator_user_id, metadata_modified, data \
-         FROM package WHERE state = 'active'",
-    );
-    if prefilter {
-        sql.push_str(" AND (LOWER(name) LIKE $1 ESCAPE '\\' OR LOWER(data) LIKE $1 ESCAPE '\\')");
-    }
-    let mut query = sqlx::query(&sql);
-    if prefilter {
-        query = query.bind(format!("%{}%", escape_like(&q_lower)));
-    }
-    let mut rows = query.fetch_all(ctx.db().await?).await?;
-    rows.sort_by_cached_key(|r| r.s("name"));
+    let like = prefilter.then(|| format!("%{}%", escape_like(&q_lower)));
+    let rows = store::active_packages_like(ctx.db().await?, like.as_deref()).await?;
     let labels = if ctx.is_sysadmin() || ctx.ignore_auth {
         None
     } else {
@@ -49,10 +38,9 @@ pub async fn package_autocomplete(
     };
     let collaborators = ctx.config().catalog.auth.allow_dataset_collaborators;
     let (mut by_name, mut by_title) = (Vec::new(), Vec::new());
-    for r in &rows {
-        let pkg = PackageRow::from_row(r);
+    for pkg in &rows {
         if let Some(mine) = &labels {
-            if !authz::dataset_labels(&pkg, collaborators)
+            if !authz::dataset_labels(pkg, collaborators)
                 .iter()
                 .any(|l| mine.contains(l))
             {

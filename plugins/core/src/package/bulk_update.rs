@@ -1,4 +1,5 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store;
 
 use super::write;
 
@@ -31,10 +32,7 @@ async fn bulk(
         doc.insert("metadata_modified".into(), json!(now_iso()));
         write(ctx, &doc, false, None).await?;
         if doc["state"] == "deleted" {
-            sqlx::query("UPDATE member SET state = 'deleted' WHERE table_name = 'package' AND table_id = $1")
-                .bind(&row.id)
-                .execute(ctx.db().await?)
-                .await?;
+            store::clear_package_memberships(ctx.db().await?, &row.id).await?;
         }
     }
     Ok(Value::Null)

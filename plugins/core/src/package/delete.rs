@@ -1,4 +1,5 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store;
 
 action_params! {
     /// Delete a dataset (its state becomes `deleted`).
@@ -19,26 +20,10 @@ pub async fn package_delete(ctx: &mut ActionContext, p: PackageDeleteParams) -> 
     ctx.check_access("package_delete", &auth).await?;
     let mut doc: Map<String, Value> = serde_json::from_str(&row.data)?;
     doc.insert("state".into(), json!("deleted"));
-    doc.insert("metadata_modified".into(), json!(now_iso()));
-    let conn = ctx.db().await?;
-    sqlx::query(
-        "UPDATE package SET state = 'deleted', metadata_modified = $2, data = $3 WHERE id = $1",
-    )
-    .bind(&row.id)
-    .bind(doc["metadata_modified"].as_str())
-    .bind(serde_json::to_string(&doc)?)
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query(
-        "UPDATE member SET state = 'deleted' WHERE table_name = 'package' AND table_id = $1",
-    )
-    .bind(&row.id)
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query("DELETE FROM collaborator WHERE package_id = $1")
-        .bind(&row.id)
-        .execute(&mut *conn)
-        .await?;
+    let modified = now_iso();
+    doc.insert("metadata_modified".into(), json!(modified));
+    let data = serde_json::to_string(&doc)?;
+    store::mark_package_deleted(ctx.db().await?, &row.id, &modified, &data).await?;
     if ctx.wants_events() {
         let before = serde_json::from_str(&row.data)?;
         ctx.emit(
@@ -69,16 +54,7 @@ pub async fn dataset_purge(ctx: &mut ActionContext, p: DatasetPurgeParams) -> Ck
     let mut auth = p.__extras;
     auth.insert("id".into(), json!(r));
     ctx.check_access("dataset_purge", &auth).await?;
-    let conn = ctx.db().await?;
-    for sql in [
-        "DELETE FROM member WHERE table_name = 'package' AND table_id = $1",
-        "DELETE FROM collaborator WHERE package_id = $1",
-        "DELETE FROM package_tag WHERE package_id = $1",
-        "DELETE FROM resource WHERE package_id = $1",
-        "DELETE FROM package WHERE id = $1",
-    ] {
-        sqlx::query(sql).bind(&row.id).execute(&mut *conn).await?;
-    }
+    store::purge_package(ctx.db().await?, &row.id).await?;
     if ctx.wants_events() {
         let before = serde_json::from_str(&row.data)?;
         ctx.emit(Entity::Package, Change::Purged, &row.id, Some(before), None);

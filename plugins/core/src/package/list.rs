@@ -1,4 +1,5 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store;
 use catalog_framework::store::PackageRow;
 
 use super::{load, show_row};
@@ -24,14 +25,8 @@ pub async fn package_list(ctx: &mut ActionContext, p: PackageListParams) -> Ckan
         .unwrap_or(i64::MAX / 2);
     let offset = p.offset.map_or(0, |o| o.0);
     ctx.check_access("package_list", &p.__extras).await?;
-    let rows: Vec<(String,)> = sqlx::query_as(
-        "SELECT name FROM package WHERE state = 'active' AND private = false ORDER BY name LIMIT $1 OFFSET $2",
-    )
-    .bind(limit)
-    .bind(offset)
-    .fetch_all(ctx.db().await?)
-    .await?;
-    Ok(json!(rows.into_iter().map(|r| r.0).collect::<Vec<_>>()))
+    let names = store::public_package_names(ctx.db().await?, limit, offset).await?;
+    Ok(json!(names))
 }
 
 /// Rows of visible datasets, newest change first (the database stands in for the search index).
@@ -40,21 +35,11 @@ async fn recent_rows(
     limit: i64,
     offset: i64,
 ) -> CkanResult<Vec<PackageRow>> {
-    let private_clause = if ctx.is_sysadmin() {
-        ""
-    } else {
-        " AND private = false"
-    };
-    let sql = format!(
-        "SELECT id FROM package WHERE state = 'active'{private_clause} ORDER BY metadata_modified DESC LIMIT $1 OFFSET $2"
-    );
-    let ids: Vec<(String,)> = sqlx::query_as(&sql)
-        .bind(limit)
-        .bind(offset)
-        .fetch_all(ctx.db().await?)
+    let include_private = ctx.is_sysadmin();
+    let ids = store::recently_modified_package_ids(ctx.db().await?, include_private, limit, offset)
         .await?;
     let mut out = Vec::new();
-    for (id,) in ids {
+    for id in ids {
         out.push(load(ctx, &id).await?);
     }
     Ok(out)

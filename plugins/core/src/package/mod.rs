@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
-use catalog_framework::store::PackageRow;
+use catalog_framework::store::{self, PackageRow};
 
 use crate::dictize::package_dict;
 use crate::formats;
@@ -159,12 +159,8 @@ async fn prepare_resources(
                     slot_errs.push(Value::Object(e));
                     continue;
                 };
-                let owner: Option<(String,)> =
-                    sqlx::query_as("SELECT package_id FROM resource WHERE id = $1")
-                        .bind(&norm)
-                        .fetch_optional(ctx.db().await?)
-                        .await?;
-                if owner.is_some_and(|(p,)| p != package_id) {
+                let owner = store::resource_package_id(ctx.db().await?, &norm).await?;
+                if owner.is_some_and(|p| p != package_id) {
                     e.insert("id".into(), json!(["Resource id already exists."]));
                     any_err = true;
                     slot_errs.push(Value::Object(e));
@@ -269,27 +265,7 @@ async fn prepare_tags(
     // One order for every writer, so that two writers adding the same new tags wait for each
     // other instead of deadlocking.
     names.sort_unstable();
-    let mut ids: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-    for chunk in names.chunks(TAG_BATCH) {
-        // Insert-if-absent, then read: two writers adding the same new tag at once both
-        // succeed (on PostgreSQL the second waits for the first and inserts nothing).
-        let values: Vec<String> = (0..chunk.len())
-            .map(|i| format!("(${}, ${}, '')", 2 * i + 1, 2 * i + 2))
-            .collect();
-        let sql = format!(
-            "INSERT INTO tag (id, name, vocabulary_id) VALUES {} ON CONFLICT (name, vocabulary_id) DO NOTHING",
-            values.join(", ")
-        );
-        let mut insert = sqlx::query(&sql);
-        for name in chunk {
-            insert = insert.bind(new_id()).bind(name);
-        }
-        let conn = ctx.db().await?;
-        insert.execute(&mut *conn).await?;
-        for (id, name) in catalog_framework::store::free_tags_by_name(&mut *conn, chunk).await? {
-            ids.insert(name, id);
-        }
-    }
+    let mut ids = store::ensure_free_tags(ctx.db().await?, &names).await?;
     let mut out = Vec::with_capacity(names.len());
     for name in names {
         let id = ids
@@ -299,10 +275,6 @@ async fn prepare_tags(
     }
     Ok(out)
 }
-
-/// Rows per multi-row statement (two or three parameters each: far below SQLite's and
-/// PostgreSQL's parameter limits).
-const TAG_BATCH: usize = 500;
 
 /// Group refs of a dataset write → active non-organization group ids; unknown refs are skipped.
 async fn resolve_groups(ctx: &mut ActionContext, groups: &Value) -> CkanResult<Vec<String>> {
@@ -338,121 +310,41 @@ async fn write(
     let before: Option<Value> = if is_new || !ctx.wants_events() {
         None
     } else {
-        let old: Option<(String,)> = sqlx::query_as("SELECT data FROM package WHERE id = $1")
-            .bind(&id)
-            .fetch_optional(ctx.db().await?)
-            .await?;
-        old.map(|(d,)| serde_json::from_str(&d)).transpose()?
+        store::package_data(ctx.db().await?, &id)
+            .await?
+            .map(|d| serde_json::from_str(&d))
+            .transpose()?
     };
     let conn = ctx.db().await?;
-    let sql = if is_new {
-        "INSERT INTO package (id, name, type, state, private, owner_org, creator_user_id, metadata_created, metadata_modified, data) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
-    } else {
-        "UPDATE package SET name = $2, type = $3, state = $4, private = $5, owner_org = $6, creator_user_id = $7, \
-         metadata_created = $8, metadata_modified = $9, data = $10 WHERE id = $1"
+    let row = store::PackageWrite {
+        id: &id,
+        name: doc.get("name").and_then(Value::as_str),
+        dataset_type: doc.get("type").and_then(Value::as_str),
+        state: doc.get("state").and_then(Value::as_str),
+        private: doc.get("private").and_then(Value::as_bool).unwrap_or(false),
+        owner_org: doc.get("owner_org").and_then(Value::as_str),
+        creator_user_id: doc.get("creator_user_id").and_then(Value::as_str),
+        metadata_created: doc.get("metadata_created").and_then(Value::as_str),
+        metadata_modified: doc.get("metadata_modified").and_then(Value::as_str),
+        data: &data,
     };
-    sqlx::query(sql)
-        .bind(&id)
-        .bind(s("name"))
-        .bind(s("type"))
-        .bind(s("state"))
-        .bind(doc.get("private").and_then(Value::as_bool).unwrap_or(false))
-        .bind(s("owner_org"))
-        .bind(s("creator_user_id"))
-        .bind(s("metadata_created"))
-        .bind(s("metadata_modified"))
-        .bind(data)
-        .execute(&mut *conn)
-        .await?;
-
-    // Resource index rows: active ones listed, others deleted.
-    sqlx::query("UPDATE resource SET state = 'deleted' WHERE package_id = $1")
-        .bind(&id)
-        .execute(&mut *conn)
-        .await?;
-    let resources: Vec<&Value> = doc
-        .get("resources")
-        .and_then(Value::as_array)
+    store::write_package_row(&mut *conn, &row, is_new).await?;
+    // Resource and tag index rows: the listed ones active, the others deleted.
+    let list = |key: &str| -> Vec<&Value> {
+        doc.get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .collect()
+    };
+    let resources: Vec<(Option<&str>, Option<&str>)> = list("resources")
         .into_iter()
-        .flatten()
+        .map(|r| (r["id"].as_str(), r["name"].as_str()))
         .collect();
-    for chunk in resources.chunks(TAG_BATCH) {
-        let values: Vec<String> = (0..chunk.len())
-            .map(|i| format!("(${}, $1, ${}, 'active')", 2 * i + 2, 2 * i + 3))
-            .collect();
-        let sql = format!(
-            "INSERT INTO resource (id, package_id, name, state) VALUES {} \
-             ON CONFLICT (id) DO UPDATE SET package_id = excluded.package_id, name = excluded.name, state = 'active'",
-            values.join(", ")
-        );
-        let mut q = sqlx::query(&sql).bind(&id);
-        for r in chunk {
-            q = q.bind(r["id"].as_str()).bind(r["name"].as_str());
-        }
-        q.execute(&mut *conn).await?;
-    }
-    sqlx::query("UPDATE package_tag SET state = 'deleted' WHERE package_id = $1")
-        .bind(&id)
-        .execute(&mut *conn)
-        .await?;
-    let tags: Vec<&Value> = doc
-        .get("tags")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .collect();
-    for chunk in tags.chunks(TAG_BATCH) {
-        let values: Vec<String> = (0..chunk.len())
-            .map(|i| format!("($1, ${}, 'active')", i + 2))
-            .collect();
-        let sql = format!(
-            "INSERT INTO package_tag (package_id, tag_id, state) VALUES {} \
-             ON CONFLICT (package_id, tag_id) DO UPDATE SET state = 'active'",
-            values.join(", ")
-        );
-        let mut q = sqlx::query(&sql).bind(&id);
-        for t in chunk {
-            q = q.bind(t["id"].as_str());
-        }
-        q.execute(&mut *conn).await?;
-    }
-    // Organization membership row, as CKAN's package_owner_org_update keeps it.
-    sqlx::query(
-        "UPDATE member SET state = 'deleted' WHERE table_name = 'package' AND table_id = $1 AND capacity = 'organization' \
-         AND ($2 IS NULL OR group_id <> $2)",
-    )
-    .bind(&id)
-    .bind(s("owner_org"))
-    .execute(&mut *conn)
-    .await?;
-    if let Some(org) = s("owner_org") {
-        let exists: Option<(String,)> = sqlx::query_as(
-            "SELECT id FROM member WHERE table_name = 'package' AND table_id = $1 AND group_id = $2 AND capacity = 'organization'",
-        )
-        .bind(&id)
-        .bind(&org)
-        .fetch_optional(&mut *conn)
-        .await?;
-        match exists {
-            Some((mid,)) => {
-                sqlx::query("UPDATE member SET state = 'active' WHERE id = $1")
-                    .bind(mid)
-                    .execute(&mut *conn)
-                    .await?;
-            }
-            None => {
-                sqlx::query(
-                    "INSERT INTO member (id, group_id, table_name, table_id, capacity, state) VALUES ($1, $2, 'package', $3, 'organization', 'active')",
-                )
-                .bind(new_id())
-                .bind(&org)
-                .bind(&id)
-                .execute(&mut *conn)
-                .await?;
-            }
-        }
-    }
+    store::replace_resource_rows(&mut *conn, &id, &resources).await?;
+    let tags: Vec<Option<&str>> = list("tags").into_iter().map(|t| t["id"].as_str()).collect();
+    store::replace_package_tags(&mut *conn, &id, &tags).await?;
+    store::set_package_organization(&mut *conn, &id, row.owner_org).await?;
     if let Some(groups) = groups {
         set_package_groups(ctx, &id, &groups).await?;
     }
@@ -483,12 +375,7 @@ async fn set_package_groups(
     groups: &[String],
 ) -> CkanResult<()> {
     let conn = ctx.db().await?;
-    sqlx::query(
-        "UPDATE member SET state = 'deleted' WHERE table_name = 'package' AND table_id = $1 AND capacity <> 'organization'",
-    )
-    .bind(package_id)
-    .execute(&mut *conn)
-    .await?;
+    store::clear_package_groups(&mut *conn, package_id).await?;
     for g in groups {
         upsert_member(conn, g, "package", package_id, "public").await?;
     }
@@ -503,38 +390,17 @@ async fn claim_name(
     errs: &mut ValidationBuilder,
 ) -> CkanResult<()> {
     let conn = ctx.db().await?;
-    let holder: Option<(String, String)> =
-        sqlx::query_as("SELECT id, state FROM package WHERE name = $1")
-            .bind(name)
-            .fetch_optional(&mut *conn)
-            .await?;
-    match holder {
-        Some((id, _)) if id == own_id => {}
+    let taken = match store::package_name_holder(&mut *conn, name).await? {
+        Some((id, _)) if id == own_id => false,
+        // CKAN frees the name of a deleted dataset by renaming that dataset to its id.
         Some((id, state)) if state == "deleted" => {
-            let renamed: Option<(String,)> =
-                sqlx::query_as("SELECT id FROM package WHERE name = $1")
-                    .bind(&id)
-                    .fetch_optional(&mut *conn)
-                    .await?;
-            if renamed.is_none() {
-                // The freed dataset takes its id as name, in its row and in its document.
-                let (data,): (String,) = sqlx::query_as("SELECT data FROM package WHERE id = $1")
-                    .bind(&id)
-                    .fetch_one(&mut *conn)
-                    .await?;
-                let mut doc: Map<String, Value> = serde_json::from_str(&data)?;
-                doc.insert("name".into(), json!(id));
-                sqlx::query("UPDATE package SET name = id, data = $2 WHERE id = $1")
-                    .bind(&id)
-                    .bind(serde_json::to_string(&doc)?)
-                    .execute(&mut *conn)
-                    .await?;
-            } else {
-                errs.push("name", "That URL is already in use.");
-            }
+            !store::rename_deleted_package_to_id(&mut *conn, &id).await?
         }
-        Some(_) => errs.push("name", "That URL is already in use."),
-        None => {}
+        Some(_) => true,
+        None => false,
+    };
+    if taken {
+        errs.push("name", "That URL is already in use.");
     }
     Ok(())
 }

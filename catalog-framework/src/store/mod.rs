@@ -5,8 +5,22 @@
 
 /// What the `package_show` cache keeps per dataset.
 pub use crate::cache::CachedPackage;
-/// The repository functions and row types of the catalog's tables.
-pub use crate::store_queries::*;
+mod group;
+mod member;
+mod package;
+mod rows;
+mod tag;
+mod user;
+
+// The repository: per table family, the row types and the functions that read and write
+// them, next to the migrations. Portable SQL only (`$N` placeholders), run on whatever
+// connection the caller holds.
+pub use group::*;
+pub use member::*;
+pub use package::*;
+pub use rows::*;
+pub use tag::*;
+pub use user::*;
 
 use std::path::Path;
 use std::time::Duration;
@@ -36,18 +50,18 @@ pub struct Store {
 const MIGRATIONS: &[crate::plugin::Migration] = &[
     crate::plugin::Migration {
         version: "0001_init",
-        sqlite: include_str!("../migrations/sqlite/0001_init.sql"),
-        postgres: include_str!("../migrations/postgres/0001_init.sql"),
+        sqlite: include_str!("migrations/sqlite/0001_init.sql"),
+        postgres: include_str!("migrations/postgres/0001_init.sql"),
     },
     crate::plugin::Migration {
         version: "0002_search_outbox",
-        sqlite: include_str!("../migrations/sqlite/0002_search_outbox.sql"),
-        postgres: include_str!("../migrations/postgres/0002_search_outbox.sql"),
+        sqlite: include_str!("migrations/sqlite/0002_search_outbox.sql"),
+        postgres: include_str!("migrations/postgres/0002_search_outbox.sql"),
     },
     crate::plugin::Migration {
         version: "0003_reindex_drafts",
-        sqlite: include_str!("../migrations/sqlite/0003_reindex_drafts.sql"),
-        postgres: include_str!("../migrations/postgres/0003_reindex_drafts.sql"),
+        sqlite: include_str!("migrations/sqlite/0003_reindex_drafts.sql"),
+        postgres: include_str!("migrations/postgres/0003_reindex_drafts.sql"),
     },
 ];
 
@@ -275,11 +289,11 @@ mod tests {
 
     #[test]
     fn splits_keeping_trigger_and_function_bodies() {
-        let sqlite = statements(include_str!("../migrations/sqlite/0002_search_outbox.sql"));
+        let sqlite = statements(include_str!("migrations/sqlite/0002_search_outbox.sql"));
         assert_eq!(sqlite.len(), 8);
         assert!(sqlite[1].starts_with("CREATE TRIGGER") && sqlite[1].ends_with("END"));
         let pg = statements(include_str!(
-            "../migrations/postgres/0002_search_outbox.sql"
+            "migrations/postgres/0002_search_outbox.sql"
         ));
         assert_eq!(pg.len(), 7);
         assert!(pg[1].contains("RETURN NULL;") && pg[1].ends_with("$$"));

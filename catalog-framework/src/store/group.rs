@@ -1,0 +1,247 @@
+//! Groups and organizations (`catalog_group`) and their hierarchy.
+
+use serde_json::{Map, Value};
+use sqlx::any::AnyRow;
+use sqlx::AnyConnection;
+
+use super::rows::{placeholders, Lock, RowExt};
+
+/// A row of `catalog_group` (groups and organizations).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GroupRow {
+    pub id: String,
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub image_url: Option<String>,
+    pub group_type: String,
+    pub is_organization: bool,
+    pub approval_status: String,
+    pub state: String,
+    pub created: String,
+    pub extras: Map<String, Value>,
+}
+
+pub const GROUP_COLS: &str =
+    "id, name, title, description, image_url, type, is_organization, approval_status, state, created, extras";
+
+impl GroupRow {
+    pub fn from_row(r: &AnyRow) -> GroupRow {
+        Self::from_prefixed(r, "")
+    }
+
+    /// A group read under column aliases `<prefix><column>` (joined into another row).
+    pub(super) fn from_prefixed(r: &AnyRow, prefix: &str) -> GroupRow {
+        let c = |name: &str| format!("{prefix}{name}");
+        GroupRow {
+            id: r.s(&c("id")),
+            name: r.s(&c("name")),
+            title: r.os(&c("title")),
+            description: r.os(&c("description")),
+            image_url: r.os(&c("image_url")),
+            group_type: r.s(&c("type")),
+            is_organization: r.b(&c("is_organization")),
+            approval_status: r.s(&c("approval_status")),
+            state: r.s(&c("state")),
+            created: r.s(&c("created")),
+            extras: serde_json::from_str(&r.s(&c("extras"))).unwrap_or_default(),
+        }
+    }
+
+    pub fn display_name(&self) -> String {
+        match &self.title {
+            Some(t) if !t.trim().is_empty() => t.clone(),
+            _ => self.name.clone(),
+        }
+    }
+}
+
+pub async fn group_by_ref(conn: &mut AnyConnection, r: &str) -> sqlx::Result<Option<GroupRow>> {
+    group_by_ref_locked(conn, r, Lock::None).await
+}
+
+/// [`group_by_ref`] with a row lock.
+pub async fn group_by_ref_locked(
+    conn: &mut AnyConnection,
+    r: &str,
+    lock: Lock,
+) -> sqlx::Result<Option<GroupRow>> {
+    let sql = format!(
+        "SELECT {GROUP_COLS} FROM catalog_group WHERE id = $1 OR name = $1{}",
+        lock.clause()
+    );
+    Ok(sqlx::query(&sql)
+        .bind(r)
+        .fetch_optional(conn)
+        .await?
+        .as_ref()
+        .map(GroupRow::from_row))
+}
+
+pub async fn groups_by_ids(
+    conn: &mut AnyConnection,
+    ids: &[String],
+) -> sqlx::Result<Vec<GroupRow>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT {GROUP_COLS} FROM catalog_group WHERE id IN ({})",
+        placeholders(ids.len())
+    );
+    let mut q = sqlx::query(&sql);
+    for id in ids {
+        q = q.bind(id);
+    }
+    Ok(q.fetch_all(conn)
+        .await?
+        .iter()
+        .map(GroupRow::from_row)
+        .collect())
+}
+
+/// Child → parent edges of the group hierarchy (`capacity = 'parent'` member rows).
+pub async fn hierarchy_edges(conn: &mut AnyConnection) -> sqlx::Result<Vec<(String, String)>> {
+    let rows = sqlx::query(
+        "SELECT group_id, table_id FROM member WHERE table_name = 'group' AND capacity = 'parent' AND state = 'active'",
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| (r.s("group_id"), r.s("table_id")))
+        .collect())
+}
+
+/// Marks a group or organization deleted, with its memberships (its members', and its own in
+/// parent groups).
+pub async fn mark_group_deleted(conn: &mut AnyConnection, id: &str) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE member SET state = 'deleted' WHERE group_id = $1 OR (table_name = 'group' AND table_id = $1)",
+    )
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("UPDATE catalog_group SET state = 'deleted' WHERE id = $1")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Removes a group or organization and its memberships.
+pub async fn purge_group(conn: &mut AnyConnection, id: &str) -> sqlx::Result<()> {
+    sqlx::query(
+        "DELETE FROM member WHERE group_id = $1 OR (table_name = 'group' AND table_id = $1)",
+    )
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("DELETE FROM catalog_group WHERE id = $1")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Marks a group's memberships in parent groups deleted (before its parents are set again).
+pub async fn clear_group_parents(conn: &mut AnyConnection, id: &str) -> sqlx::Result<()> {
+    sqlx::query("UPDATE member SET state = 'deleted' WHERE group_id = $1 AND table_name = 'group'")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// The columns a group write stores (besides its id, type and timestamps).
+pub struct GroupWrite<'a> {
+    pub name: &'a str,
+    pub title: Option<&'a str>,
+    pub description: Option<&'a str>,
+    pub image_url: Option<&'a str>,
+    /// The extras object (JSON text).
+    pub extras: &'a str,
+}
+
+/// Inserts an active, approved group or organization.
+pub async fn insert_group(
+    conn: &mut AnyConnection,
+    id: &str,
+    group_type: &str,
+    is_organization: bool,
+    created: &str,
+    g: &GroupWrite<'_>,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO catalog_group (id, name, title, description, image_url, type, is_organization, approval_status, state, created, extras) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'approved', 'active', $8, $9)",
+    )
+    .bind(id)
+    .bind(g.name)
+    .bind(g.title)
+    .bind(g.description)
+    .bind(g.image_url)
+    .bind(group_type)
+    .bind(is_organization)
+    .bind(created)
+    .bind(g.extras)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Replaces a group's editable columns.
+pub async fn update_group(
+    conn: &mut AnyConnection,
+    id: &str,
+    g: &GroupWrite<'_>,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE catalog_group SET name = $2, title = $3, description = $4, image_url = $5, extras = $6 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(g.name)
+    .bind(g.title)
+    .bind(g.description)
+    .bind(g.image_url)
+    .bind(g.extras)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Every active group and organization, in no order.
+pub async fn active_groups(conn: &mut AnyConnection) -> sqlx::Result<Vec<GroupRow>> {
+    let sql = format!("SELECT {GROUP_COLS} FROM catalog_group WHERE state = 'active'");
+    let rows = sqlx::query(&sql).fetch_all(&mut *conn).await?;
+    Ok(rows.iter().map(GroupRow::from_row).collect())
+}
+
+/// The active child groups of a group: `(name, capacity)`.
+pub async fn group_children(
+    conn: &mut AnyConnection,
+    group_id: &str,
+) -> sqlx::Result<Vec<(String, String)>> {
+    sqlx::query_as(
+        "SELECT g.name, m.capacity FROM member m JOIN catalog_group g ON g.id = m.table_id \
+         WHERE m.group_id = $1 AND m.table_name = 'group' AND m.state = 'active'",
+    )
+    .bind(group_id)
+    .fetch_all(&mut *conn)
+    .await
+}
+
+/// The groups (not organizations) a dataset, by id or name, is an active member of.
+pub async fn package_group_ids(
+    conn: &mut AnyConnection,
+    package_ref: &str,
+) -> sqlx::Result<Vec<String>> {
+    sqlx::query_scalar(
+        "SELECT m.group_id FROM member m JOIN package p ON p.id = m.table_id \
+         WHERE m.table_name = 'package' AND m.state = 'active' AND m.capacity <> 'organization' \
+         AND (p.id = $1 OR p.name = $1)",
+    )
+    .bind(package_ref)
+    .fetch_all(&mut *conn)
+    .await
+}

@@ -102,6 +102,15 @@ macro_rules! actions {
 /// comment), forwarding to an async fn `(ctx, params)`, and registers it.
 macro_rules! typed_actions {
     ($( $kind:ident $name:ident($params:ty) => $f:path; )*) => {
+        typed_actions!(@each $( $kind $name($params) => $f, params, params; )*);
+    };
+    // The action takes CKAN's data dict: an entity dict that the dataset schema or the
+    // action's own validators check, or search parameters that the query parser reads. Its
+    // params struct declares no field, only the help text; the fn gets the dict.
+    (dict $( $kind:ident $name:ident($params:ty) => $f:path; )*) => {
+        typed_actions!(@each $( $kind $name($params) => $f, params, params.__extras; )*);
+    };
+    (@each $( $kind:ident $name:ident($params:ty) => $f:path, $p:ident, $arg:expr; )*) => {
         $(
             #[allow(non_camel_case_types)]
             struct $name;
@@ -109,8 +118,8 @@ macro_rules! typed_actions {
             impl TypedAction for $name {
                 type Params = $params;
                 const READ: bool = actions!(@read $kind);
-                async fn run(&self, ctx: &mut ActionContext, params: $params) -> CkanResult<Value> {
-                    $f(ctx, params).await
+                async fn run(&self, ctx: &mut ActionContext, $p: $params) -> CkanResult<Value> {
+                    $f(ctx, $arg).await
                 }
             }
             register_action!(stringify!($name), Typed($name));
@@ -145,21 +154,25 @@ typed_actions! {
     read group_show(group::show::GroupShowParams) => group::show::group_show;
     read organization_show(group::show::OrganizationShowParams) => group::show::organization_show;
 }
+typed_actions! {
+    write group_delete(group::delete::GroupDeleteParams) => group::delete::group_delete;
+    write organization_delete(group::delete::OrganizationDeleteParams) => group::delete::organization_delete;
+    write group_purge(group::delete::GroupPurgeParams) => group::delete::group_purge;
+    write organization_purge(group::delete::OrganizationPurgeParams) => group::delete::organization_purge;
+}
+typed_actions! { dict
+    write group_create(group::create::GroupCreateParams) => group::create::group_create;
+    write organization_create(group::create::OrganizationCreateParams) => group::create::organization_create;
+    write group_update(group::update::GroupUpdateParams) => group::update::group_update;
+    write organization_update(group::update::OrganizationUpdateParams) => group::update::organization_update;
+    write group_patch(group::update::GroupPatchParams) => group::update::group_patch;
+    write organization_patch(group::update::OrganizationPatchParams) => group::update::organization_patch;
+}
 actions! {
-    write group_create => group::create::group_create, "Create a group. The creator becomes its admin.";
-    write organization_create => group::create::organization_create, "Create an organization. The creator becomes its admin.";
-    write group_delete => group::delete::group_delete, "Delete a group.";
-    write organization_delete => group::delete::organization_delete, "Delete an organization.";
-    write group_purge => group::delete::group_purge, "Purge a group. Sysadmins only.";
-    write organization_purge => group::delete::organization_purge, "Purge an organization. Sysadmins only.";
     read group_list => group::list::group_list, "Return the names (or dicts with all_fields) of the site's groups.";
     read organization_list => group::list::organization_list, "Return the names (or dicts with all_fields) of the site's organizations.";
     read group_list_authz => group::list_authz::group_list_authz, "Return the groups the caller may add datasets to.";
     read organization_list_for_user => group::list_for_user::organization_list_for_user, "Return the organizations where a user has a permission.";
-    write group_update => group::update::group_update, "Update a group.";
-    write organization_update => group::update::organization_update, "Update an organization.";
-    write group_patch => group::update::group_patch, "Patch a group.";
-    write organization_patch => group::update::organization_patch, "Patch an organization.";
 }
 
 // member/
@@ -184,17 +197,19 @@ typed_actions! {
     read package_list(package::list::PackageListParams) => package::list::package_list;
     read package_show(package::show::PackageShowParams) => package::show::package_show;
 }
-actions! {
-    write bulk_update_private => package::bulk_update::bulk_update_private, "Make datasets of an organization private.";
-    write bulk_update_public => package::bulk_update::bulk_update_public, "Make datasets of an organization public.";
-    write bulk_update_delete => package::bulk_update::bulk_update_delete, "Delete datasets of an organization.";
-    write package_create => package::create::package_create, "Create a new dataset (package). Returns the created dataset.";
-    read current_package_list_with_resources => package::list::current_package_list_with_resources, "Return the most recently modified datasets with their resources.";
-    write package_owner_org_update => package::owner_org_update::package_owner_org_update, "Move a dataset to another organization. Sysadmins only.";
-    read package_search => package::search::package_search, "Search for datasets with CKAN's query language.\n\n:param q: the query (Solr syntax; default `*:*`)\n:param fq: a filter query\n:param fq_list: more filter queries\n:param sort: e.g. `metadata_modified desc` (default `score desc, metadata_modified desc`)\n:param rows: results per page (default 10, at most catalog.search.rows_max)\n:param start: offset of the first result\n:param facet.field: fields to facet on (a list)\n:param facet.limit: values per facet (default 50; negative for all)\n:param facet.mincount: least count of a facet value (default 1)\n:param include_private: include the private datasets the caller may read\n:param include_drafts: include drafts the caller may read\n:param include_deleted: include deleted datasets (when they are indexed)\n:rtype: dictionary with count, results, facets, search_facets and sort";
-    read search_index_rebuild => package::search::search_index_rebuild, "Rebuild the search index online and return {indexed, failed}. Sysadmins only.";
-    write package_update => package::update::package_update, "Update a dataset (package), replacing its fields. Absent tags and extras are removed; absent resources and groups are kept.";
-    write package_patch => package::update::package_patch, "Patch a dataset: only the given fields change.";
+typed_actions! {
+    write bulk_update_private(package::bulk_update::BulkUpdatePrivateParams) => package::bulk_update::bulk_update_private;
+    write bulk_update_public(package::bulk_update::BulkUpdatePublicParams) => package::bulk_update::bulk_update_public;
+    write bulk_update_delete(package::bulk_update::BulkUpdateDeleteParams) => package::bulk_update::bulk_update_delete;
+    read current_package_list_with_resources(package::list::CurrentPackageListWithResourcesParams) => package::list::current_package_list_with_resources;
+    write package_owner_org_update(package::owner_org_update::PackageOwnerOrgUpdateParams) => package::owner_org_update::package_owner_org_update;
+}
+typed_actions! { dict
+    write package_create(package::create::PackageCreateParams) => package::create::package_create;
+    read package_search(package::search::PackageSearchParams) => package::search::package_search;
+    read search_index_rebuild(package::search::SearchIndexRebuildParams) => package::search::search_index_rebuild;
+    write package_update(package::update::PackageUpdateParams) => package::update::package_update;
+    write package_patch(package::update::PackagePatchParams) => package::update::package_patch;
 }
 
 // resource/

@@ -79,8 +79,24 @@ async fn create(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<
     group_dict(ctx, &g, &opts).await
 }
 
+action_params! {
+    /// Create a group. The creator becomes its admin.
+    ///
+    /// The parameters are the group dict (`name`, `title`, `description`, `image_url`, `extras`,
+    /// `users`, `groups` …).
+    pub struct GroupCreateParams {}
+}
+
 pub async fn group_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     create(ctx, p, false).await
+}
+
+action_params! {
+    /// Create an organization. The creator becomes its admin.
+    ///
+    /// The parameters are the organization dict (`name`, `title`, `description`, `image_url`,
+    /// `extras`, `users` …).
+    pub struct OrganizationCreateParams {}
 }
 
 pub async fn organization_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {

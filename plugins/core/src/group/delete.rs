@@ -51,18 +51,32 @@ async fn delete(
     Ok(Value::Null)
 }
 
-pub async fn group_delete(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    delete(ctx, p, false, false).await
+/// The params struct of each delete and purge action: the group's id or name.
+macro_rules! delete_params {
+    ($($(#[doc = $doc:literal])* $name:ident => $f:ident($is_org:expr, $purge:expr);)*) => {$(
+        action_params! {
+            $(#[doc = $doc])*
+            pub struct $name {
+                /// the id or name of the group or organization
+                id: String,
+            }
+        }
+
+        pub async fn $f(ctx: &mut ActionContext, p: $name) -> CkanResult<Value> {
+            let mut params = p.__extras;
+            params.insert("id".into(), json!(p.id));
+            delete(ctx, params, $is_org, $purge).await
+        }
+    )*};
 }
 
-pub async fn organization_delete(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    delete(ctx, p, true, false).await
-}
-
-pub async fn group_purge(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    delete(ctx, p, false, true).await
-}
-
-pub async fn organization_purge(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    delete(ctx, p, true, true).await
+delete_params! {
+    /// Delete a group.
+    GroupDeleteParams => group_delete(false, false);
+    /// Delete an organization.
+    OrganizationDeleteParams => organization_delete(true, false);
+    /// Purge a group. Sysadmins only.
+    GroupPurgeParams => group_purge(false, true);
+    /// Purge an organization. Sysadmins only.
+    OrganizationPurgeParams => organization_purge(true, true);
 }

@@ -83,16 +83,45 @@ async fn update(
     group_dict(ctx, &g, &opts).await
 }
 
+action_params! {
+    /// Update a group.
+    ///
+    /// The parameters are the group dict with its `id` or `name`; absent fields are cleared.
+    pub struct GroupUpdateParams {}
+}
+
 pub async fn group_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     update(ctx, p, false, false).await
+}
+
+action_params! {
+    /// Update an organization.
+    ///
+    /// The parameters are the organization dict with its `id` or `name`; absent fields are
+    /// cleared.
+    pub struct OrganizationUpdateParams {}
 }
 
 pub async fn organization_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     update(ctx, p, true, false).await
 }
 
+action_params! {
+    /// Patch a group.
+    ///
+    /// The parameters are the group's `id` or `name` and the fields to change.
+    pub struct GroupPatchParams {}
+}
+
 pub async fn group_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     update(ctx, p, false, true).await
+}
+
+action_params! {
+    /// Patch an organization.
+    ///
+    /// The parameters are the organization's `id` or `name` and the fields to change.
+    pub struct OrganizationPatchParams {}
 }
 
 pub async fn organization_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {

@@ -6,6 +6,14 @@ use super::{
 };
 use crate::ids::new_id;
 
+action_params! {
+    /// Create a new dataset (package). Returns the created dataset.
+    ///
+    /// The parameters are the dataset dict (`name`, `title`, `owner_org`, `resources`, `tags`,
+    /// `extras`, `groups` …), validated by the dataset type's schema.
+    pub struct PackageCreateParams {}
+}
+
 pub async fn package_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     let mut errs = ValidationBuilder::default();
     catalog_plugin_schema::check_type(p.get("type"), &mut errs);

@@ -45,18 +45,29 @@ async fn recent_rows(
     Ok(out)
 }
 
+action_params! {
+    /// Return the most recently modified datasets with their resources.
+    pub struct CurrentPackageListWithResourcesParams {
+        /// the number of datasets (default 10, at most catalog.search.rows_max)
+        limit: Option<Natural>,
+        /// the page, from 1, of `limit` datasets (when `offset` is not given)
+        page: Option<Positive>,
+        /// the number of datasets to skip
+        offset: Option<Natural>,
+    }
+}
+
 pub async fn current_package_list_with_resources(
     ctx: &mut ActionContext,
-    p: Params,
+    p: CurrentPackageListWithResourcesParams,
 ) -> CkanResult<Value> {
-    let limit = natural(&p, "limit")?;
-    let page = positive(&p, "page")?;
-    let offset = match (natural(&p, "offset")?, page, limit) {
-        (Some(o), _, _) => o,
-        (None, Some(pg), Some(l)) => (pg - 1) * l,
+    let limit = p.limit.map(|l| l.0);
+    let offset = match (p.offset, p.page, limit) {
+        (Some(o), _, _) => o.0,
+        (None, Some(pg), Some(l)) => (pg.0 - 1) * l,
         _ => 0,
     };
-    ctx.check_access("current_package_list_with_resources", &p)
+    ctx.check_access("current_package_list_with_resources", &p.__extras)
         .await?;
     let rows_max = ctx.config().catalog.search.rows_max;
     let limit = limit.filter(|l| *l > 0).unwrap_or(10).min(rows_max);

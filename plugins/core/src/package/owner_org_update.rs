@@ -2,15 +2,29 @@ use catalog_framework::prelude::*;
 
 use super::{load, write};
 
-pub async fn package_owner_org_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    let r = req_str(&p, "id")?;
-    ctx.check_access("package_owner_org_update", &p).await?;
-    let row = load(ctx, &r).await?;
-    let org = match p
-        .get("organization_id")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-    {
+action_params! {
+    /// Move a dataset to another organization. Sysadmins only.
+    pub struct PackageOwnerOrgUpdateParams {
+        /// the id or name of the dataset
+        id: String,
+        /// the id or name of the organization; empty or absent takes the dataset out of its
+        /// organization
+        organization_id: Option<String>,
+    }
+}
+
+pub async fn package_owner_org_update(
+    ctx: &mut ActionContext,
+    p: PackageOwnerOrgUpdateParams,
+) -> CkanResult<Value> {
+    let mut auth = p.__extras;
+    auth.insert("id".into(), json!(p.id));
+    if let Some(o) = &p.organization_id {
+        auth.insert("organization_id".into(), json!(o));
+    }
+    ctx.check_access("package_owner_org_update", &auth).await?;
+    let row = load(ctx, &p.id).await?;
+    let org = match p.organization_id.as_deref().filter(|s| !s.is_empty()) {
         None => None,
         Some(o) => Some(
             ctx.group_row(o)

@@ -34,6 +34,25 @@ const STRING_PARAMS: &[&str] = &[
     "q", "fq", "sort", "qf", "bf", "boost", "defType", "mm", "df",
 ];
 
+action_params! {
+    /// Search for datasets with CKAN's query language.
+    ///
+    /// :param q: the query (Solr syntax; default `*:*`)
+    /// :param fq: a filter query
+    /// :param fq_list: more filter queries
+    /// :param sort: e.g. `metadata_modified desc` (default `score desc, metadata_modified desc`)
+    /// :param rows: results per page (default 10, at most catalog.search.rows_max)
+    /// :param start: offset of the first result
+    /// :param facet.field: fields to facet on (a list)
+    /// :param facet.limit: values per facet (default 50; negative for all)
+    /// :param facet.mincount: least count of a facet value (default 1)
+    /// :param include_private: include the private datasets the caller may read
+    /// :param include_drafts: include drafts the caller may read
+    /// :param include_deleted: include deleted datasets (when they are indexed)
+    /// :rtype: dictionary with count, results, facets, search_facets and sort
+    pub struct PackageSearchParams {}
+}
+
 pub async fn package_search(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     let unknown: Vec<&String> = p
         .keys()
@@ -58,6 +77,11 @@ pub async fn package_search(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
     let opts = SearchOptions::parse(ctx, &p)?;
     ctx.check_access("package_search", &p).await?;
     run(ctx, opts).await
+}
+
+action_params! {
+    /// Rebuild the search index online and return {indexed, failed}. Sysadmins only.
+    pub struct SearchIndexRebuildParams {}
 }
 
 /// Rebuilds the search index inside the running server (sysadmins only): the old index serves

@@ -18,6 +18,15 @@ const CLEARED_ON_UPDATE: &[&str] = &[
     "license_id",
 ];
 
+action_params! {
+    /// Update a dataset (package), replacing its fields. Absent tags and extras are removed;
+    /// absent resources and groups are kept.
+    ///
+    /// The parameters are the dataset dict with its `id` or `name`, validated by the dataset
+    /// type's schema.
+    pub struct PackageUpdateParams {}
+}
+
 /// `package_update` with replace semantics (spec/ckan-write-auth-legacy.md §1.4).
 pub async fn package_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     let r = match p.get("id").or_else(|| p.get("name")) {
@@ -109,6 +118,13 @@ pub async fn package_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
     write(ctx, &doc, false, groups).await?;
     let row = load(ctx, &row.id).await?;
     show_row(ctx, &row).await
+}
+
+action_params! {
+    /// Patch a dataset: only the given fields change.
+    ///
+    /// The parameters are the dataset's `id` or `name` and the fields to change.
+    pub struct PackagePatchParams {}
 }
 
 pub async fn package_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {

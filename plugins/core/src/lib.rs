@@ -46,9 +46,11 @@
 //! `api_token` (`user_create`'s token). `package`, `api_token`, `collaborator`, `tag` and `site`
 //! import no family. `grep -rn "crate::" src` shows them.
 //!
-//! Every action is registered below, by family and in file order: `typed_actions!` for those
-//! with a params struct (declared with `action_params!` beside the fn), `actions!` for the
-//! others.
+//! Every action is registered below, by family and in file order, with `typed_actions!`: its
+//! params struct is declared with `action_params!` beside the fn and its doc comment is the
+//! help text. Actions that take CKAN's data dict whole (create/update/patch, `package_search`)
+//! are registered in a `typed_actions! { dict … }` block: their struct declares no field and
+//! the fn gets the dict.
 #![forbid(unsafe_code)]
 
 pub mod admin;
@@ -73,31 +75,6 @@ use catalog_framework::prelude::*;
 
 register_plugin!("core");
 
-/// Declares an action struct that forwards to an async fn, and registers it.
-macro_rules! actions {
-    ($( $kind:ident $name:ident => $f:path, $doc:literal; )*) => {
-        $(
-            #[allow(non_camel_case_types)]
-            struct $name;
-            #[async_trait]
-            impl Action for $name {
-                fn side_effect_free(&self) -> bool {
-                    actions!(@read $kind)
-                }
-                fn doc(&self) -> &'static str {
-                    $doc
-                }
-                async fn run(&self, ctx: &mut ActionContext, params: Params) -> CkanResult<Value> {
-                    $f(ctx, params).await
-                }
-            }
-            register_action!(stringify!($name), $name);
-        )*
-    };
-    (@read read) => { true };
-    (@read write) => { false };
-}
-
 /// Declares an action with typed parameters (its help text is the params struct's doc
 /// comment), forwarding to an async fn `(ctx, params)`, and registers it.
 macro_rules! typed_actions {
@@ -117,7 +94,7 @@ macro_rules! typed_actions {
             #[async_trait]
             impl TypedAction for $name {
                 type Params = $params;
-                const READ: bool = actions!(@read $kind);
+                const READ: bool = typed_actions!(@read $kind);
                 async fn run(&self, ctx: &mut ActionContext, $p: $params) -> CkanResult<Value> {
                     $f(ctx, $arg).await
                 }
@@ -125,31 +102,33 @@ macro_rules! typed_actions {
             register_action!(stringify!($name), Typed($name));
         )*
     };
+    (@read read) => { true };
+    (@read write) => { false };
 }
 
 // api_token/
 typed_actions! {
+    write api_token_create(api_token::create::ApiTokenCreateParams) => api_token::create::api_token_create;
     read api_token_list(api_token::list::ApiTokenListParams) => api_token::list::api_token_list;
     write api_token_revoke(api_token::revoke::ApiTokenRevokeParams) => api_token::revoke::api_token_revoke;
-}
-actions! {
-    write api_token_create => api_token::create::api_token_create, "Create an API token for a user. The token is shown only once.";
 }
 
 // collaborator/
 typed_actions! {
+    write package_collaborator_create(collaborator::create::PackageCollaboratorCreateParams) => collaborator::create::package_collaborator_create;
+    write package_collaborator_delete(collaborator::delete::PackageCollaboratorDeleteParams) => collaborator::delete::package_collaborator_delete;
     read package_collaborator_list(collaborator::list::PackageCollaboratorListParams) => collaborator::list::package_collaborator_list;
     read package_collaborator_list_for_user(collaborator::list_for_user::PackageCollaboratorListForUserParams) => collaborator::list_for_user::package_collaborator_list_for_user;
-}
-actions! {
-    write package_collaborator_create => collaborator::create::package_collaborator_create, "Make a user a collaborator of a dataset.";
-    write package_collaborator_delete => collaborator::delete::package_collaborator_delete, "Remove a collaborator from a dataset.";
 }
 
 // group/
 typed_actions! {
     read group_autocomplete(group::autocomplete::GroupAutocompleteParams) => group::autocomplete::group_autocomplete;
     read organization_autocomplete(group::autocomplete::OrganizationAutocompleteParams) => group::autocomplete::organization_autocomplete;
+    read group_list(group::list::GroupListParams) => group::list::group_list;
+    read organization_list(group::list::OrganizationListParams) => group::list::organization_list;
+    read group_list_authz(group::list_authz::GroupListAuthzParams) => group::list_authz::group_list_authz;
+    read organization_list_for_user(group::list_for_user::OrganizationListForUserParams) => group::list_for_user::organization_list_for_user;
     read group_package_show(group::package_show::GroupPackageShowParams) => group::package_show::group_package_show;
     read group_show(group::show::GroupShowParams) => group::show::group_show;
     read organization_show(group::show::OrganizationShowParams) => group::show::organization_show;
@@ -168,25 +147,17 @@ typed_actions! { dict
     write group_patch(group::update::GroupPatchParams) => group::update::group_patch;
     write organization_patch(group::update::OrganizationPatchParams) => group::update::organization_patch;
 }
-actions! {
-    read group_list => group::list::group_list, "Return the names (or dicts with all_fields) of the site's groups.";
-    read organization_list => group::list::organization_list, "Return the names (or dicts with all_fields) of the site's organizations.";
-    read group_list_authz => group::list_authz::group_list_authz, "Return the groups the caller may add datasets to.";
-    read organization_list_for_user => group::list_for_user::organization_list_for_user, "Return the organizations where a user has a permission.";
-}
 
 // member/
 typed_actions! {
+    write member_create(member::create::MemberCreateParams) => member::create::member_create;
+    write group_member_create(member::create::GroupMemberCreateParams) => member::create::group_member_create;
+    write organization_member_create(member::create::OrganizationMemberCreateParams) => member::create::organization_member_create;
+    write member_delete(member::delete::MemberDeleteParams) => member::delete::member_delete;
+    write group_member_delete(member::delete::GroupMemberDeleteParams) => member::delete::group_member_delete;
+    write organization_member_delete(member::delete::OrganizationMemberDeleteParams) => member::delete::organization_member_delete;
+    read member_list(member::list::MemberListParams) => member::list::member_list;
     read member_roles_list(member::roles_list::MemberRolesListParams) => member::roles_list::member_roles_list;
-}
-actions! {
-    write member_create => member::create::member_create, "Make an object (user, dataset or group) a member of a group.";
-    write group_member_create => member::create::group_member_create, "Make a user a member of a group with a role.";
-    write organization_member_create => member::create::organization_member_create, "Make a user a member of an organization with a role.";
-    write member_delete => member::delete::member_delete, "Remove an object from a group.";
-    write group_member_delete => member::delete::group_member_delete, "Remove a user from a group.";
-    write organization_member_delete => member::delete::organization_member_delete, "Remove a user from an organization.";
-    read member_list => member::list::member_list, "Return the members of a group as (id, type, capacity) triples.";
 }
 
 // package/
@@ -214,16 +185,16 @@ typed_actions! { dict
 
 // resource/
 typed_actions! {
+    write resource_delete(resource::delete::ResourceDeleteParams) => resource::delete::resource_delete;
     read format_autocomplete(resource::format_autocomplete::FormatAutocompleteParams) => resource::format_autocomplete::format_autocomplete;
+    write package_resource_reorder(resource::reorder::PackageResourceReorderParams) => resource::reorder::package_resource_reorder;
+    read resource_search(resource::search::ResourceSearchParams) => resource::search::resource_search;
     read resource_show(resource::show::ResourceShowParams) => resource::show::resource_show;
 }
-actions! {
-    write resource_create => resource::create::resource_create, "Add a resource to a dataset. `upload` in a multipart body stores a file.";
-    write resource_delete => resource::delete::resource_delete, "Delete a resource from its dataset.";
-    write package_resource_reorder => resource::reorder::package_resource_reorder, "Reorder the resources of a dataset.";
-    read resource_search => resource::search::resource_search, "Search the resources of public datasets.\n\n:param query: `field:term` or a list of them (all must match); `hash` is a prefix match, text fields a case-insensitive substring match, `size` and dates exact\n:param order_by: a resource field\n:param offset: optional\n:param limit: optional\n:rtype: dictionary with count and results";
-    write resource_update => resource::update::resource_update, "Update a resource, replacing its fields.";
-    write resource_patch => resource::update::resource_patch, "Patch a resource: only the given fields change.";
+typed_actions! { dict
+    write resource_create(resource::create::ResourceCreateParams) => resource::create::resource_create;
+    write resource_update(resource::update::ResourceUpdateParams) => resource::update::resource_update;
+    write resource_patch(resource::update::ResourcePatchParams) => resource::update::resource_patch;
 }
 
 // site/
@@ -237,24 +208,22 @@ typed_actions! {
 // tag/
 typed_actions! {
     read tag_list(tag::list::TagListParams) => tag::list::tag_list;
+    read tag_search(tag::search::TagSearchParams) => tag::search::tag_search;
     read tag_autocomplete(tag::search::TagAutocompleteParams) => tag::search::tag_autocomplete;
     read tag_show(tag::show::TagShowParams) => tag::show::tag_show;
-}
-actions! {
-    read tag_search => tag::search::tag_search, "Return the free tags whose names contain every given term (case-insensitive).\n\n:param query: a string or a list of strings (`q` is an alias)\n:param vocabulary_id: search this vocabulary's tags instead\n:param limit: optional\n:param offset: optional\n:rtype: dictionary with count and results";
 }
 
 // user/
 typed_actions! {
     read user_autocomplete(user::autocomplete::UserAutocompleteParams) => user::autocomplete::user_autocomplete;
+    write user_delete(user::delete::UserDeleteParams) => user::delete::user_delete;
+    read user_list(user::list::UserListParams) => user::list::user_list;
     read user_show(user::show::UserShowParams) => user::show::user_show;
 }
-actions! {
-    write user_create => user::create::user_create, "Create a user.";
-    write user_delete => user::delete::user_delete, "Delete a user. Sysadmins only.";
-    read user_list => user::list::user_list, "Return the site's users.";
-    write user_update => user::update::user_update, "Update a user account.";
-    write user_patch => user::update::user_patch, "Patch a user account.";
+typed_actions! { dict
+    write user_create(user::create::UserCreateParams) => user::create::user_create;
+    write user_update(user::update::UserUpdateParams) => user::update::user_update;
+    write user_patch(user::update::UserPatchParams) => user::update::user_patch;
 }
 
 fn routes() -> axum::Router<AppState> {

@@ -2,7 +2,16 @@ use catalog_framework::prelude::*;
 
 use super::insert_token;
 
-pub async fn api_token_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+action_params! {
+    /// Create an API token for a user. The token is shown only once.
+    pub struct ApiTokenCreateParams {}
+}
+
+pub async fn api_token_create(
+    ctx: &mut ActionContext,
+    p: ApiTokenCreateParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
     let mut errs = ValidationBuilder::default();
     for k in ["user", "name"] {
         if opt_str(&p, k).is_none_or(|s| s.is_empty()) {

@@ -2,12 +2,21 @@ use catalog_framework::prelude::*;
 
 use super::{capacities, collaborator_target};
 
-pub async fn package_collaborator_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    let (_, _, capacity) = (
-        req_str(&p, "id")?,
-        req_str(&p, "user_id")?,
-        req_str(&p, "capacity")?,
-    );
+action_params! {
+    /// Make a user a collaborator of a dataset.
+    pub struct PackageCollaboratorCreateParams {
+        /// the id or name of the dataset
+        id: String,
+    }
+}
+
+pub async fn package_collaborator_create(
+    ctx: &mut ActionContext,
+    p: PackageCollaboratorCreateParams,
+) -> CkanResult<Value> {
+    let (id, p) = (p.id, p.__extras);
+    req_str(&p, "user_id")?;
+    let capacity = req_str(&p, "capacity")?;
     let caps = capacities(ctx);
     if !caps.contains(&capacity.as_str()) {
         return Err(validation_message(format!(
@@ -15,8 +24,14 @@ pub async fn package_collaborator_create(ctx: &mut ActionContext, p: Params) -> 
             caps.join(", ")
         )));
     }
-    let (pkg, user) =
-        collaborator_target(ctx, &p, "package_collaborator_create", "Dataset not found").await?;
+    let (pkg, user) = collaborator_target(
+        ctx,
+        &id,
+        &p,
+        "package_collaborator_create",
+        "Dataset not found",
+    )
+    .await?;
     let now = now_iso();
     sqlx::query(
         "INSERT INTO collaborator (package_id, user_id, capacity, modified) VALUES ($1, $2, $3, $4) \

@@ -2,9 +2,27 @@ use catalog_framework::prelude::*;
 
 use super::collaborator_target;
 
-pub async fn package_collaborator_delete(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    let (pkg, user) =
-        collaborator_target(ctx, &p, "package_collaborator_delete", "Package not found").await?;
+action_params! {
+    /// Remove a collaborator from a dataset.
+    pub struct PackageCollaboratorDeleteParams {
+        /// the id or name of the dataset
+        id: String,
+    }
+}
+
+pub async fn package_collaborator_delete(
+    ctx: &mut ActionContext,
+    p: PackageCollaboratorDeleteParams,
+) -> CkanResult<Value> {
+    let (id, p) = (p.id, p.__extras);
+    let (pkg, user) = collaborator_target(
+        ctx,
+        &id,
+        &p,
+        "package_collaborator_delete",
+        "Package not found",
+    )
+    .await?;
     let user_id = req_str(&p, "user_id")?;
     let done = sqlx::query("DELETE FROM collaborator WHERE package_id = $1 AND user_id = $2")
         .bind(&pkg.id)

@@ -25,17 +25,19 @@ fn capacities(ctx: &ActionContext) -> Vec<&'static str> {
     }
 }
 
-/// The dataset and the user a `package_collaborator_create` / `_delete` names, then the
-/// caller's access and the feature switch, in CKAN's order.
+/// The dataset (`id`, already decoded) and the user a `package_collaborator_create` /
+/// `_delete` names, then the caller's access and the feature switch, in CKAN's order. `p` holds
+/// the other parameters (the auth function sees them with `id` set to the dataset's id).
 async fn collaborator_target(
     ctx: &mut ActionContext,
+    id: &str,
     p: &Params,
     action: &str,
     dataset_not_found: &str,
 ) -> CkanResult<(PackageRow, UserRow)> {
-    let (id, user_id) = (req_str(p, "id")?, req_str(p, "user_id")?);
+    let user_id = req_str(p, "user_id")?;
     let pkg = ctx
-        .package_row(&id)
+        .package_row(id)
         .await?
         .ok_or_else(|| not_found(dataset_not_found))?;
     let user = ctx

@@ -3,7 +3,8 @@ use catalog_framework::store;
 use catalog_plugin_schema::optional_text;
 
 use super::{
-    apply_users_and_parents, emit_group, extras_map, group_dict, kind, load_group, ShowOpts,
+    apply_users_and_parents, emit_group, extras_map, group_dict, group_write, kind, load_group,
+    ShowOpts,
 };
 use crate::ids::new_id;
 use crate::membership::add_member;
@@ -52,14 +53,7 @@ async fn create(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<
     let image_url = optional_text(&p, "image_url", &mut errs, max);
     let extras = extras_map(&p, &mut errs);
     errs.finish()?;
-    let extras = serde_json::to_string(&extras)?;
-    let row = store::GroupWrite {
-        name: &name,
-        title: title.as_deref(),
-        description: description.as_deref(),
-        image_url: image_url.as_deref(),
-        extras: &extras,
-    };
+    let row = group_write(&name, &title, &description, &image_url, &extras);
     store::insert_group(ctx.db().await?, &id, &group_type, is_org, &now_iso(), &row).await?;
     let g = load_group(ctx, &id, is_org).await?;
     // The group first, then its memberships, in the order of the events.
@@ -68,15 +62,7 @@ async fn create(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<
     if let Some(uid) = ctx.user_id().map(str::to_string) {
         add_member(ctx, &id, "user", &uid, "admin").await?;
     }
-    let opts = ShowOpts {
-        datasets: false,
-        dataset_count: true,
-        extras: true,
-        users: true,
-        groups: true,
-        counts: None,
-    };
-    group_dict(ctx, &g, &opts).await
+    group_dict(ctx, &g, &ShowOpts::AFTER_WRITE).await
 }
 
 action_params! {

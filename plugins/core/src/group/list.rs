@@ -137,12 +137,25 @@ async fn list(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<Va
     Ok(Value::Array(out))
 }
 
-pub async fn group_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    list(ctx, p, false).await
+action_params! {
+    /// Return the names (or dicts with all_fields) of the site's groups.
+    pub struct GroupListParams {}
 }
 
-pub async fn organization_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    list(ctx, p, true).await
+pub async fn group_list(ctx: &mut ActionContext, p: GroupListParams) -> CkanResult<Value> {
+    list(ctx, p.__extras, false).await
+}
+
+action_params! {
+    /// Return the names (or dicts with all_fields) of the site's organizations.
+    pub struct OrganizationListParams {}
+}
+
+pub async fn organization_list(
+    ctx: &mut ActionContext,
+    p: OrganizationListParams,
+) -> CkanResult<Value> {
+    list(ctx, p.__extras, true).await
 }
 
 /// `group_list`'s `sort=package_count`: CKAN counts member rows (of any state) pointing to

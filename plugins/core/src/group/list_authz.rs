@@ -4,7 +4,16 @@ use catalog_framework::store::{self as q, GroupRow};
 use super::{dataset_counts, raw_group, CountScope};
 use crate::dictize::sorted;
 
-pub async fn group_list_authz(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+action_params! {
+    /// Return the groups the caller may add datasets to.
+    pub struct GroupListAuthzParams {}
+}
+
+pub async fn group_list_authz(
+    ctx: &mut ActionContext,
+    p: GroupListAuthzParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
     let am_member = bool_param(&p, "am_member", false)?;
     let include_count = bool_param(&p, "include_dataset_count", false)?;
     ctx.check_access("group_list_authz", &p).await?;

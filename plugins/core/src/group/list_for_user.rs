@@ -5,7 +5,16 @@ use catalog_framework::store::{self as q, GroupRow};
 use super::{dataset_counts, raw_group, CountScope};
 use crate::dictize::sorted;
 
-pub async fn organization_list_for_user(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+action_params! {
+    /// Return the organizations where a user has a permission.
+    pub struct OrganizationListForUserParams {}
+}
+
+pub async fn organization_list_for_user(
+    ctx: &mut ActionContext,
+    p: OrganizationListForUserParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
     let perm = opt_str(&p, "permission").unwrap_or_else(|| "manage_group".into());
     let include_count = bool_param(&p, "include_dataset_count", false)?;
     ctx.check_access("organization_list_for_user", &p).await?;

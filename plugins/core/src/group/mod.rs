@@ -69,6 +69,35 @@ struct ShowOpts<'a> {
     counts: Option<&'a DatasetCounts>,
 }
 
+impl ShowOpts<'static> {
+    /// What group_create and group_update return: everything but the datasets.
+    const AFTER_WRITE: ShowOpts<'static> = ShowOpts {
+        datasets: false,
+        dataset_count: true,
+        extras: true,
+        users: true,
+        groups: true,
+        counts: None,
+    };
+}
+
+/// The repository's row of a group write's checked fields.
+fn group_write<'a>(
+    name: &'a str,
+    title: &'a Option<String>,
+    description: &'a Option<String>,
+    image_url: &'a Option<String>,
+    extras: &'a Map<String, Value>,
+) -> q::GroupWrite<'a> {
+    q::GroupWrite {
+        name,
+        title: title.as_deref(),
+        description: description.as_deref(),
+        image_url: image_url.as_deref(),
+        extras,
+    }
+}
+
 async fn group_dict(ctx: &mut ActionContext, g: &GroupRow, o: &ShowOpts<'_>) -> CkanResult<Value> {
     let site = ctx.config().site_url().to_string();
     let mut m = group_base(&site, g);

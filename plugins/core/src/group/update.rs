@@ -3,7 +3,8 @@ use catalog_framework::store;
 use catalog_plugin_schema::optional_text;
 
 use super::{
-    apply_users_and_parents, emit_group, extras_map, group_dict, kind, load_group, ShowOpts,
+    apply_users_and_parents, emit_group, extras_map, group_dict, group_write, kind, load_group,
+    ShowOpts,
 };
 
 async fn update(
@@ -59,28 +60,13 @@ async fn update(
         Map::new()
     };
     errs.finish()?;
-    let extras = serde_json::to_string(&extras)?;
-    let row = store::GroupWrite {
-        name: &name,
-        title: title.as_deref(),
-        description: description.as_deref(),
-        image_url: image_url.as_deref(),
-        extras: &extras,
-    };
+    let row = group_write(&name, &title, &description, &image_url, &extras);
     store::update_group(ctx.db().await?, &g.id, &row).await?;
     let old = g;
     let g = load_group(ctx, &old.id, is_org).await?;
     apply_users_and_parents(ctx, &g, &p).await?;
     emit_group(ctx, Change::Updated, Some(&old), Some(&g));
-    let opts = ShowOpts {
-        datasets: false,
-        dataset_count: true,
-        extras: true,
-        users: true,
-        groups: true,
-        counts: None,
-    };
-    group_dict(ctx, &g, &opts).await
+    group_dict(ctx, &g, &ShowOpts::AFTER_WRITE).await
 }
 
 action_params! {

@@ -4,7 +4,13 @@ use catalog_framework::store as q;
 use super::{member_target, member_user};
 use crate::membership::add_member;
 
-pub async fn member_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+action_params! {
+    /// Make an object (user, dataset or group) a member of a group.
+    pub struct MemberCreateParams {}
+}
+
+pub async fn member_create(ctx: &mut ActionContext, p: MemberCreateParams) -> CkanResult<Value> {
+    let p = p.__extras;
     let (g, table, obj_id) = member_target(
         ctx,
         &p,
@@ -28,10 +34,32 @@ pub async fn member_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Val
     add_member(ctx, &g.id, table, &obj_id, &cap).await
 }
 
-pub async fn group_member_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    member_user(ctx, p, false, true).await
+action_params! {
+    /// Make a user a member of a group with a role.
+    pub struct GroupMemberCreateParams {
+        /// the id or name of the group
+        id: String,
+    }
 }
 
-pub async fn organization_member_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    member_user(ctx, p, true, true).await
+pub async fn group_member_create(
+    ctx: &mut ActionContext,
+    p: GroupMemberCreateParams,
+) -> CkanResult<Value> {
+    member_user(ctx, p.id, p.__extras, false, true).await
+}
+
+action_params! {
+    /// Make a user a member of an organization with a role.
+    pub struct OrganizationMemberCreateParams {
+        /// the id or name of the organization
+        id: String,
+    }
+}
+
+pub async fn organization_member_create(
+    ctx: &mut ActionContext,
+    p: OrganizationMemberCreateParams,
+) -> CkanResult<Value> {
+    member_user(ctx, p.id, p.__extras, true, true).await
 }

@@ -2,8 +2,16 @@ use catalog_framework::authz;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
-pub async fn member_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    let gid = req_str(&p, "id")?;
+action_params! {
+    /// Return the members of a group as (id, type, capacity) triples.
+    pub struct MemberListParams {
+        /// the id or name of the group
+        id: String,
+    }
+}
+
+pub async fn member_list(ctx: &mut ActionContext, p: MemberListParams) -> CkanResult<Value> {
+    let (gid, p) = (p.id, p.__extras);
     let g = ctx.group_row(&gid).await?.ok_or_else(|| not_found(""))?;
     let mut auth = p.clone();
     auth.insert("id".into(), json!(g.id));

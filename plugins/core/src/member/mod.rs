@@ -77,13 +77,15 @@ async fn resolve_object(ctx: &mut ActionContext, table: &str, r: &str) -> CkanRe
     found.ok_or_else(|| not_found(format!("{label} was not found.")))
 }
 
+/// `group_member_*` / `organization_member_*`: `gid` is the group's `id` (already decoded),
+/// `p` the other parameters (the auth function sees them with `id` set to the group's id).
 async fn member_user(
     ctx: &mut ActionContext,
+    gid: String,
     p: Params,
     is_org: bool,
     create: bool,
 ) -> CkanResult<Value> {
-    let gid = req_str(&p, "id")?;
     let g = ctx
         .group_for_update(&gid)
         .await?

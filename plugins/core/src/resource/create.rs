@@ -4,6 +4,14 @@ use super::{
     find_resource, guess_mimetype, store_file, stored_resources, take_upload, update_resources,
 };
 
+action_params! {
+    /// Add a resource to a dataset. `upload` in a multipart body stores a file.
+    ///
+    /// The parameters are the resource dict with its `package_id`, validated by the dataset
+    /// type's schema.
+    pub struct ResourceCreateParams {}
+}
+
 pub async fn resource_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     let package_id = req_str(&p, "package_id")?;
     let (pkg_id, mut resources) = stored_resources(ctx, &package_id).await?;

@@ -2,8 +2,19 @@ use catalog_framework::prelude::*;
 
 use super::{resource_package, stored_resources, update_resources};
 
-pub async fn resource_delete(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    let id = req_str(&p, "id")?;
+action_params! {
+    /// Delete a resource from its dataset.
+    pub struct ResourceDeleteParams {
+        /// the id of the resource (or its exact name)
+        id: String,
+    }
+}
+
+pub async fn resource_delete(
+    ctx: &mut ActionContext,
+    p: ResourceDeleteParams,
+) -> CkanResult<Value> {
+    let id = p.id;
     let pkg = resource_package(ctx, &id)
         .await
         .map_err(|_| not_found(""))?;

@@ -2,8 +2,19 @@ use catalog_framework::prelude::*;
 
 use super::{stored_resources, update_resources};
 
-pub async fn package_resource_reorder(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    let id = req_str(&p, "id")?;
+action_params! {
+    /// Reorder the resources of a dataset.
+    pub struct PackageResourceReorderParams {
+        /// the id or name of the dataset
+        id: String,
+    }
+}
+
+pub async fn package_resource_reorder(
+    ctx: &mut ActionContext,
+    p: PackageResourceReorderParams,
+) -> CkanResult<Value> {
+    let (id, p) = (p.id, p.__extras);
     let order = match p.get("order") {
         Some(Value::Array(a)) => a
             .iter()

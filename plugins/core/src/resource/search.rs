@@ -197,7 +197,22 @@ fn raw_resource(site_url: &str, dataset_type: &str, r: &Map<String, Value>) -> V
     Value::Object(crate::dictize::sorted(out))
 }
 
-pub async fn resource_search(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+action_params! {
+    /// Search the resources of public datasets.
+    ///
+    /// :param query: `field:term` or a list of them (all must match); `hash` is a prefix match, text fields a case-insensitive substring match, `size` and dates exact
+    /// :param order_by: a resource field
+    /// :param offset: optional
+    /// :param limit: optional
+    /// :rtype: dictionary with count and results
+    pub struct ResourceSearchParams {}
+}
+
+pub async fn resource_search(
+    ctx: &mut ActionContext,
+    p: ResourceSearchParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
     let paging = naturals(&p, &["offset", "limit"])?;
     let (offset, limit) = (paging[0].unwrap_or(0), paging[1]);
     ctx.check_access("resource_search", &p).await?;

@@ -102,8 +102,22 @@ async fn resource_update_inner(
     Ok(updated)
 }
 
+action_params! {
+    /// Update a resource, replacing its fields.
+    ///
+    /// The parameters are the resource dict with its `id`.
+    pub struct ResourceUpdateParams {}
+}
+
 pub async fn resource_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     resource_update_inner(ctx, p, false).await
+}
+
+action_params! {
+    /// Patch a resource: only the given fields change.
+    ///
+    /// The parameters are the resource's `id` and the fields to change.
+    pub struct ResourcePatchParams {}
 }
 
 pub async fn resource_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {

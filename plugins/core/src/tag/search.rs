@@ -2,7 +2,19 @@ use catalog_framework::prelude::*;
 
 use super::tag_search_rows;
 
-pub async fn tag_search(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+action_params! {
+    /// Return the free tags whose names contain every given term (case-insensitive).
+    ///
+    /// :param query: a string or a list of strings (`q` is an alias)
+    /// :param vocabulary_id: search this vocabulary's tags instead
+    /// :param limit: optional
+    /// :param offset: optional
+    /// :rtype: dictionary with count and results
+    pub struct TagSearchParams {}
+}
+
+pub async fn tag_search(ctx: &mut ActionContext, p: TagSearchParams) -> CkanResult<Value> {
+    let p = p.__extras;
     ctx.check_access("tag_search", &p).await?;
     let (tags, count) = tag_search_rows(ctx, &p).await?;
     let results: Vec<Value> = tags

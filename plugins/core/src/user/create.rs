@@ -8,6 +8,14 @@ use crate::api_token::insert_token;
 use crate::dictize::{sorted, user_dict};
 use crate::ids::new_id;
 
+action_params! {
+    /// Create a user.
+    ///
+    /// The parameters are the user dict (`name`, `email`, `password`, `fullname`, `about`,
+    /// `image_url` …).
+    pub struct UserCreateParams {}
+}
+
 pub async fn user_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     ctx.check_access("user_create", &p).await?;
     let max = ctx.config().catalog.max_field_chars;

@@ -1,6 +1,12 @@
 use catalog_framework::prelude::*;
 
-pub async fn user_delete(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+action_params! {
+    /// Delete a user. Sysadmins only.
+    pub struct UserDeleteParams {}
+}
+
+pub async fn user_delete(ctx: &mut ActionContext, p: UserDeleteParams) -> CkanResult<Value> {
+    let p = p.__extras;
     let r = req_str(&p, "id")?;
     ctx.check_access("user_delete", &p).await?;
     let u = ctx

@@ -4,7 +4,13 @@ use catalog_framework::store::{self as q, UserRow};
 use super::{created_count, is_self_or_sysadmin};
 use crate::dictize::{sorted, user_dict};
 
-pub async fn user_list(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+action_params! {
+    /// Return the site's users.
+    pub struct UserListParams {}
+}
+
+pub async fn user_list(ctx: &mut ActionContext, p: UserListParams) -> CkanResult<Value> {
+    let p = p.__extras;
     let all_fields = bool_param(&p, "all_fields", true)?;
     let order_by = opt_str(&p, "order_by").unwrap_or_else(|| "display_name".into());
     if order_by == "edits" {

@@ -95,8 +95,22 @@ async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<V
     Ok(Value::Object(show_user(ctx, &u).await?))
 }
 
+action_params! {
+    /// Update a user account.
+    ///
+    /// The parameters are the user dict with its `id` or `name`.
+    pub struct UserUpdateParams {}
+}
+
 pub async fn user_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     update(ctx, p, false).await
+}
+
+action_params! {
+    /// Patch a user account.
+    ///
+    /// The parameters are the user's `id` or `name` and the fields to change.
+    pub struct UserPatchParams {}
 }
 
 pub async fn user_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {

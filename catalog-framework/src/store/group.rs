@@ -159,8 +159,11 @@ pub struct GroupWrite<'a> {
     pub title: Option<&'a str>,
     pub description: Option<&'a str>,
     pub image_url: Option<&'a str>,
-    /// The extras object (JSON text).
-    pub extras: &'a str,
+    pub extras: &'a serde_json::Map<String, serde_json::Value>,
+}
+
+fn extras_json(g: &GroupWrite<'_>) -> sqlx::Result<String> {
+    serde_json::to_string(g.extras).map_err(|e| sqlx::Error::Encode(Box::new(e)))
 }
 
 /// Inserts an active, approved group or organization.
@@ -184,7 +187,7 @@ pub async fn insert_group(
     .bind(group_type)
     .bind(is_organization)
     .bind(created)
-    .bind(g.extras)
+    .bind(extras_json(g)?)
     .execute(&mut *conn)
     .await?;
     Ok(())
@@ -204,7 +207,7 @@ pub async fn update_group(
     .bind(g.title)
     .bind(g.description)
     .bind(g.image_url)
-    .bind(g.extras)
+    .bind(extras_json(g)?)
     .execute(&mut *conn)
     .await?;
     Ok(())

@@ -292,9 +292,7 @@ mod tests {
         let sqlite = statements(include_str!("migrations/sqlite/0002_search_outbox.sql"));
         assert_eq!(sqlite.len(), 8);
         assert!(sqlite[1].starts_with("CREATE TRIGGER") && sqlite[1].ends_with("END"));
-        let pg = statements(include_str!(
-            "migrations/postgres/0002_search_outbox.sql"
-        ));
+        let pg = statements(include_str!("migrations/postgres/0002_search_outbox.sql"));
         assert_eq!(pg.len(), 7);
         assert!(pg[1].contains("RETURN NULL;") && pg[1].ends_with("$$"));
         assert_eq!(

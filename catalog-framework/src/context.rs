@@ -10,8 +10,8 @@ use crate::config::Config;
 use crate::error::{not_authorized, not_found, CkanError, CkanResult, ErrorKind};
 use crate::events::DomainEvent;
 use crate::registry::{Params, Registry};
-use crate::store::{Db, Store};
 use crate::store::{self as q, GroupRow, Lock, PackageBundle, PackageRow, UserRow};
+use crate::store::{Db, Store};
 
 /// Everything shared by all requests: config, store, frozen registry, data directory.
 pub struct App {

@@ -248,3 +248,54 @@ pub async fn package_group_ids(
     .fetch_all(&mut *conn)
     .await
 }
+
+/// The active groups (or, with `is_organization`, organizations) of a type, in no order.
+pub async fn active_groups_of_type(
+    conn: &mut AnyConnection,
+    group_type: &str,
+    is_organization: bool,
+) -> sqlx::Result<Vec<GroupRow>> {
+    let sql = format!(
+        "SELECT {GROUP_COLS} FROM catalog_group WHERE state = 'active' AND type = $1 AND is_organization = $2"
+    );
+    let rows = sqlx::query(&sql)
+        .bind(group_type)
+        .bind(is_organization)
+        .fetch_all(&mut *conn)
+        .await?;
+    Ok(rows.iter().map(GroupRow::from_row).collect())
+}
+
+/// Every active organization (`is_organization`) or every active group (not), of any type, in
+/// no order.
+pub async fn active_groups_of_kind(
+    conn: &mut AnyConnection,
+    is_organization: bool,
+) -> sqlx::Result<Vec<GroupRow>> {
+    let kind = if is_organization { "true" } else { "false" };
+    let sql = format!(
+        "SELECT {GROUP_COLS} FROM catalog_group WHERE state = 'active' AND is_organization = {kind}"
+    );
+    let rows = sqlx::query(&sql).fetch_all(&mut *conn).await?;
+    Ok(rows.iter().map(GroupRow::from_row).collect())
+}
+
+/// `(name, title)` of the groups and organizations with these names, in no order.
+pub async fn group_titles_by_name(
+    conn: &mut AnyConnection,
+    names: &[&str],
+) -> sqlx::Result<Vec<(String, Option<String>)>> {
+    let mut out = Vec::with_capacity(names.len());
+    for chunk in names.chunks(super::ROW_BATCH) {
+        let sql = format!(
+            "SELECT name, title FROM catalog_group WHERE name IN ({})",
+            placeholders(chunk.len())
+        );
+        let mut q = sqlx::query_as::<_, (String, Option<String>)>(&sql);
+        for n in chunk {
+            q = q.bind(*n);
+        }
+        out.extend(q.fetch_all(&mut *conn).await?);
+    }
+    Ok(out)
+}

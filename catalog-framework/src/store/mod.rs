@@ -5,6 +5,7 @@
 
 /// What the `package_show` cache keeps per dataset.
 pub use crate::cache::CachedPackage;
+mod collaborator;
 mod group;
 mod member;
 mod package;
@@ -15,6 +16,7 @@ mod user;
 // The repository: per table family, the row types and the functions that read and write
 // them, next to the migrations. Portable SQL only (`$N` placeholders), run on whatever
 // connection the caller holds.
+pub use collaborator::*;
 pub use group::*;
 pub use member::*;
 pub use package::*;

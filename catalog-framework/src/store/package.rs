@@ -494,3 +494,98 @@ pub async fn active_packages_like(
     rows.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(rows)
 }
+
+/// Which of the datasets a user created a count or list covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreatedScope {
+    /// Every one not deleted: private ones and drafts too (what the user or a sysadmin sees).
+    NotDeleted,
+    /// Only the active public ones (what anyone else sees).
+    ActivePublic,
+}
+
+impl CreatedScope {
+    fn clause(self) -> &'static str {
+        match self {
+            CreatedScope::NotDeleted => "state <> 'deleted'",
+            CreatedScope::ActivePublic => "state = 'active' AND private = false",
+        }
+    }
+}
+
+/// How many datasets a user created, of those `scope` covers.
+pub async fn created_package_count(
+    conn: &mut AnyConnection,
+    creator_user_id: &str,
+    scope: CreatedScope,
+) -> sqlx::Result<i64> {
+    let sql = format!(
+        "SELECT COUNT(*) AS n FROM package WHERE creator_user_id = $1 AND {}",
+        scope.clause()
+    );
+    Ok(sqlx::query(&sql)
+        .bind(creator_user_id)
+        .fetch_one(&mut *conn)
+        .await?
+        .i("n"))
+}
+
+/// The ids of the 50 most recently modified datasets a user created, of those `scope` covers.
+pub async fn created_package_ids(
+    conn: &mut AnyConnection,
+    creator_user_id: &str,
+    scope: CreatedScope,
+) -> sqlx::Result<Vec<String>> {
+    let sql = format!(
+        "SELECT id FROM package WHERE creator_user_id = $1 AND {} ORDER BY metadata_modified DESC LIMIT 50",
+        scope.clause()
+    );
+    sqlx::query_scalar(&sql)
+        .bind(creator_user_id)
+        .fetch_all(&mut *conn)
+        .await
+}
+
+/// The dataset of an active resource, by the resource's id (preferred) or exact name.
+pub async fn active_resource_package_id(
+    conn: &mut AnyConnection,
+    id_or_name: &str,
+) -> sqlx::Result<Option<String>> {
+    sqlx::query_scalar(
+        "SELECT package_id FROM resource WHERE (id = $1 OR name = $1) AND state = 'active' \
+         ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1",
+    )
+    .bind(id_or_name)
+    .fetch_optional(&mut *conn)
+    .await
+}
+
+/// An active public dataset's document with what a resource search shows beside it.
+#[derive(Debug, Clone)]
+pub struct PublicPackageDocument {
+    pub id: String,
+    pub dataset_type: String,
+    pub metadata_created: String,
+    /// The dataset's document (JSON text).
+    pub data: String,
+}
+
+/// Every active public dataset (of any type) with its document, in no order.
+pub async fn public_package_documents(
+    conn: &mut AnyConnection,
+) -> sqlx::Result<Vec<PublicPackageDocument>> {
+    let rows = sqlx::query(
+        "SELECT id, type, metadata_created, data FROM package WHERE state = 'active' AND private = false",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| PublicPackageDocument {
+            id: r.s("id"),
+            dataset_type: r.s("type"),
+            metadata_created: r.s("metadata_created"),
+            data: r.s("data"),
+        })
+        .collect())
+}

@@ -52,3 +52,16 @@ pub async fn ensure_free_tags(
     }
     Ok(ids)
 }
+
+/// A free tag (no vocabulary) by id or name: `(id, name)`.
+pub async fn free_tag_by_ref(
+    conn: &mut AnyConnection,
+    r: &str,
+) -> sqlx::Result<Option<(String, String)>> {
+    sqlx::query_as(
+        "SELECT id, name FROM tag WHERE (id = $1 OR name = $1) AND vocabulary_id = '' LIMIT 1",
+    )
+    .bind(r)
+    .fetch_optional(&mut *conn)
+    .await
+}

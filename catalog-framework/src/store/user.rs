@@ -195,3 +195,138 @@ pub async fn group_user_members(
         .map(|r| (UserRow::from_row(r), r.s("capacity")))
         .collect())
 }
+
+/// The columns a user write stores (besides its id, state, creation time and notification
+/// setting, which only an insert sets).
+pub struct UserWrite<'a> {
+    pub name: &'a str,
+    pub email: Option<&'a str>,
+    pub fullname: Option<&'a str>,
+    pub about: Option<&'a str>,
+    pub image_url: Option<&'a str>,
+    pub password_hash: Option<&'a str>,
+    pub sysadmin: bool,
+}
+
+/// Inserts a user.
+pub async fn insert_user(
+    conn: &mut AnyConnection,
+    id: &str,
+    state: &str,
+    created: &str,
+    email_notifications: bool,
+    u: &UserWrite<'_>,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO catalog_user (id, name, email, fullname, about, password_hash, sysadmin, state, created, image_url, email_notifications) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    )
+    .bind(id)
+    .bind(u.name)
+    .bind(u.email)
+    .bind(u.fullname)
+    .bind(u.about)
+    .bind(u.password_hash)
+    .bind(u.sysadmin)
+    .bind(state)
+    .bind(created)
+    .bind(u.image_url)
+    .bind(email_notifications)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Replaces a user's editable columns.
+pub async fn update_user(
+    conn: &mut AnyConnection,
+    id: &str,
+    u: &UserWrite<'_>,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE catalog_user SET name = $2, email = $3, fullname = $4, about = $5, image_url = $6, password_hash = $7, sysadmin = $8 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(u.name)
+    .bind(u.email)
+    .bind(u.fullname)
+    .bind(u.about)
+    .bind(u.image_url)
+    .bind(u.password_hash)
+    .bind(u.sysadmin)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Marks a user deleted, with its memberships; its collaborations go.
+pub async fn mark_user_deleted(conn: &mut AnyConnection, id: &str) -> sqlx::Result<()> {
+    for sql in [
+        "UPDATE catalog_user SET state = 'deleted' WHERE id = $1",
+        "UPDATE member SET state = 'deleted' WHERE table_name = 'user' AND table_id = $1",
+        "DELETE FROM collaborator WHERE user_id = $1",
+    ] {
+        sqlx::query(sql).bind(id).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// A row of `api_token`, without the token's hash.
+#[derive(Debug, Clone)]
+pub struct ApiTokenRow {
+    pub id: String,
+    pub name: String,
+    pub user_id: String,
+    pub created_at: String,
+    pub last_access: Option<String>,
+}
+
+/// Stores a new API token of a user (only the token's hash).
+pub async fn insert_api_token(
+    conn: &mut AnyConnection,
+    id: &str,
+    user_id: &str,
+    name: &str,
+    token_hash: &str,
+    created_at: &str,
+) -> sqlx::Result<()> {
+    sqlx::query("INSERT INTO api_token (id, user_id, name, token_hash, created_at) VALUES ($1, $2, $3, $4, $5)")
+        .bind(id)
+        .bind(user_id)
+        .bind(name)
+        .bind(token_hash)
+        .bind(created_at)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// A user's API tokens, oldest first (then by id).
+pub async fn user_api_tokens(
+    conn: &mut AnyConnection,
+    user_id: &str,
+) -> sqlx::Result<Vec<ApiTokenRow>> {
+    let rows = sqlx::query("SELECT id, name, user_id, created_at, last_access FROM api_token WHERE user_id = $1 ORDER BY created_at, id")
+        .bind(user_id)
+        .fetch_all(&mut *conn)
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| ApiTokenRow {
+            id: r.s("id"),
+            name: r.s("name"),
+            user_id: r.s("user_id"),
+            created_at: r.s("created_at"),
+            last_access: r.os("last_access"),
+        })
+        .collect())
+}
+
+/// Revokes an API token (by its id, `jti`); nothing happens when there is none.
+pub async fn delete_api_token(conn: &mut AnyConnection, jti: &str) -> sqlx::Result<()> {
+    sqlx::query("DELETE FROM api_token WHERE id = $1")
+        .bind(jti)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}

@@ -13,8 +13,7 @@ use catalog_plugin_core as _;
 use catalog_plugin_schema as _;
 use catalog_plugin_search_tantivy as _;
 
-use catalog_framework::prelude::Config;
-use catalog_framework::store::Store;
+use catalog_framework::host::{Config, Store};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -40,7 +39,7 @@ async fn main() -> anyhow::Result<()> {
         );
     }
     let database_url = Store::sqlite_url_in(&data_dir);
-    let app = catalog_framework::build_app(config, &database_url, data_dir).await?;
+    let app = catalog_framework::host::build_app(config, &database_url, data_dir).await?;
 
     tracing::info!(
         "listening on http://{}: /hello, and the Action API under {}/api/3/action",

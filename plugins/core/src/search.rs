@@ -339,15 +339,8 @@ async fn group_titles(
     if !matches!(field, "groups" | "organization") || values.is_empty() {
         return Ok(Default::default());
     }
-    let sql = format!(
-        "SELECT name, title FROM catalog_group WHERE name IN ({})",
-        catalog_framework::store::placeholders(values.len())
-    );
-    let mut q = sqlx::query_as::<_, (String, Option<String>)>(&sql);
-    for (v, _) in values {
-        q = q.bind(v);
-    }
-    let rows = q.fetch_all(ctx.db().await?).await?;
+    let names: Vec<&str> = values.iter().map(|(v, _)| v.as_str()).collect();
+    let rows = catalog_framework::store::group_titles_by_name(ctx.db().await?, &names).await?;
     Ok(rows
         .into_iter()
         .filter_map(|(name, title)| title.filter(|t| !t.trim().is_empty()).map(|t| (name, t)))

@@ -1,4 +1,5 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store as q;
 
 action_params! {
     /// Return a user's API tokens, oldest first.
@@ -18,13 +19,10 @@ pub async fn api_token_list(ctx: &mut ActionContext, p: ApiTokenListParams) -> C
         .user_row(&r)
         .await?
         .ok_or_else(|| not_found("User not found"))?;
-    let rows = sqlx::query("SELECT id, name, user_id, created_at, last_access FROM api_token WHERE user_id = $1 ORDER BY created_at, id")
-        .bind(&u.id)
-        .fetch_all(ctx.db().await?)
-        .await?;
+    let rows = q::user_api_tokens(ctx.db().await?, &u.id).await?;
     Ok(Value::Array(
         rows.iter()
-            .map(|r| json!({"created_at": r.s("created_at"), "id": r.s("id"), "last_access": r.os("last_access"), "name": r.s("name"), "user_id": r.s("user_id")}))
+            .map(|r| json!({"created_at": r.created_at, "id": r.id, "last_access": r.last_access, "name": r.name, "user_id": r.user_id}))
             .collect(),
     ))
 }

@@ -2,6 +2,7 @@
 
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
+use catalog_framework::store as q;
 
 pub(crate) mod create;
 pub(crate) mod list;
@@ -14,13 +15,7 @@ pub(crate) async fn insert_token(
     name: &str,
 ) -> CkanResult<(String, String)> {
     let (id, token) = authz::new_token();
-    sqlx::query("INSERT INTO api_token (id, user_id, name, token_hash, created_at) VALUES ($1, $2, $3, $4, $5)")
-        .bind(&id)
-        .bind(user_id)
-        .bind(name)
-        .bind(authz::hash_token(&token))
-        .bind(now_iso())
-        .execute(ctx.db().await?)
-        .await?;
+    let hash = authz::hash_token(&token);
+    q::insert_api_token(ctx.db().await?, &id, user_id, name, &hash, &now_iso()).await?;
     Ok((id, token))
 }

@@ -1,5 +1,6 @@
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
+use catalog_framework::store as q;
 
 action_params! {
     /// Revoke an API token (by `token` or `jti`).
@@ -22,9 +23,6 @@ pub async fn api_token_revoke(
     let mut auth = p.clone();
     auth.insert("jti".into(), json!(jti));
     ctx.check_access("api_token_revoke", &auth).await?;
-    sqlx::query("DELETE FROM api_token WHERE id = $1")
-        .bind(&jti)
-        .execute(ctx.db().await?)
-        .await?;
+    q::delete_api_token(ctx.db().await?, &jti).await?;
     Ok(Value::Null)
 }

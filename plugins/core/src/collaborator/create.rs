@@ -1,4 +1,5 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store as q;
 
 use super::{capacities, collaborator_target};
 
@@ -33,16 +34,7 @@ pub async fn package_collaborator_create(
     )
     .await?;
     let now = now_iso();
-    sqlx::query(
-        "INSERT INTO collaborator (package_id, user_id, capacity, modified) VALUES ($1, $2, $3, $4) \
-         ON CONFLICT (package_id, user_id) DO UPDATE SET capacity = $3, modified = $4",
-    )
-    .bind(&pkg.id)
-    .bind(&user.id)
-    .bind(&capacity)
-    .bind(&now)
-    .execute(ctx.db().await?)
-    .await?;
+    q::upsert_collaborator(ctx.db().await?, &pkg.id, &user.id, &capacity, &now).await?;
     Ok(
         json!({"package_id": pkg.id, "user_id": user.id, "capacity": capacity, "modified": now.replacen('T', " ", 1)}),
     )

@@ -1,4 +1,5 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store as q;
 
 use super::collaborator_target;
 
@@ -24,12 +25,7 @@ pub async fn package_collaborator_delete(
     )
     .await?;
     let user_id = req_str(&p, "user_id")?;
-    let done = sqlx::query("DELETE FROM collaborator WHERE package_id = $1 AND user_id = $2")
-        .bind(&pkg.id)
-        .bind(&user.id)
-        .execute(ctx.db().await?)
-        .await?;
-    if done.rows_affected() == 0 {
+    if !q::delete_collaborator(ctx.db().await?, &pkg.id, &user.id).await? {
         return Err(not_found(format!(
             "User {user_id} is not a collaborator on this package"
         )));

@@ -1,4 +1,5 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store as q;
 
 use super::{capacities, enabled};
 
@@ -34,14 +35,11 @@ pub async fn package_collaborator_list(
             )));
         }
     }
-    let rows = sqlx::query("SELECT package_id, user_id, capacity, modified FROM collaborator WHERE package_id = $1 ORDER BY modified")
-        .bind(&pkg.id)
-        .fetch_all(ctx.db().await?)
-        .await?;
+    let rows = q::package_collaborators(ctx.db().await?, &pkg.id).await?;
     Ok(Value::Array(
         rows.iter()
-            .filter(|r| capacity.as_ref().is_none_or(|c| *c == r.s("capacity")))
-            .map(|r| json!({"package_id": r.s("package_id"), "user_id": r.s("user_id"), "capacity": r.s("capacity"), "modified": r.s("modified").replacen('T', " ", 1)}))
+            .filter(|r| capacity.as_ref().is_none_or(|c| *c == r.capacity))
+            .map(|r| json!({"package_id": r.package_id, "user_id": r.user_id, "capacity": r.capacity, "modified": r.modified.replacen('T', " ", 1)}))
             .collect(),
     ))
 }

@@ -1,4 +1,5 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store as q;
 
 use super::enabled;
 
@@ -23,14 +24,11 @@ pub async fn package_collaborator_list_for_user(
     ctx.check_access("package_collaborator_list_for_user", &auth)
         .await?;
     let capacity = opt_str(&p, "capacity");
-    let rows = sqlx::query("SELECT package_id, capacity, modified FROM collaborator WHERE user_id = $1 ORDER BY modified")
-        .bind(&user.id)
-        .fetch_all(ctx.db().await?)
-        .await?;
+    let rows = q::user_collaboration_rows(ctx.db().await?, &user.id).await?;
     Ok(Value::Array(
         rows.iter()
-            .filter(|r| capacity.as_ref().is_none_or(|c| *c == r.s("capacity")))
-            .map(|r| json!({"package_id": r.s("package_id"), "capacity": r.s("capacity"), "modified": r.s("modified")}))
+            .filter(|r| capacity.as_ref().is_none_or(|c| *c == r.capacity))
+            .map(|r| json!({"package_id": r.package_id, "capacity": r.capacity, "modified": r.modified}))
             .collect(),
     ))
 }

@@ -1,5 +1,3 @@
-use std::collections::HashMap;
-
 use catalog_framework::prelude::*;
 use catalog_framework::store::{self as q, GroupRow};
 
@@ -60,13 +58,7 @@ async fn list(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<Va
     let q_text = opt_str(&p, "q").map(|s| s.to_lowercase());
     ctx.check_access(&format!("{}_list", kind(is_org)), &p)
         .await?;
-    let sql = format!("SELECT {} FROM catalog_group WHERE state = 'active' AND type = $1 AND is_organization = $2", q::GROUP_COLS);
-    let rows = sqlx::query(&sql)
-        .bind(&group_type)
-        .bind(is_org)
-        .fetch_all(ctx.db().await?)
-        .await?;
-    let mut groups: Vec<GroupRow> = rows.iter().map(GroupRow::from_row).collect();
+    let mut groups = q::active_groups_of_type(ctx.db().await?, &group_type, is_org).await?;
     if let Some(only) = &only {
         groups.retain(|g| only.contains(&g.name));
     }
@@ -82,7 +74,9 @@ async fn list(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<Va
         });
     }
     let sort_counts = if field == "package_count" {
-        member_package_counts(ctx).await?
+        // CKAN counts member rows (of any state) pointing to active datasets, private ones
+        // included; groups without any are left out of the list.
+        q::package_member_counts(ctx.db().await?).await?
     } else {
         Default::default()
     };
@@ -156,16 +150,4 @@ pub async fn organization_list(
     p: OrganizationListParams,
 ) -> CkanResult<Value> {
     list(ctx, p.__extras, true).await
-}
-
-/// `group_list`'s `sort=package_count`: CKAN counts member rows (of any state) pointing to
-/// active datasets, private ones included; groups without any are left out of the list.
-async fn member_package_counts(ctx: &mut ActionContext) -> CkanResult<HashMap<String, i64>> {
-    let rows = sqlx::query(
-        "SELECT m.group_id AS gid, COUNT(*) AS n FROM member m JOIN package p ON p.id = m.table_id \
-         WHERE m.table_name = 'package' AND p.state = 'active' GROUP BY m.group_id",
-    )
-    .fetch_all(ctx.db().await?)
-    .await?;
-    Ok(rows.iter().map(|r| (r.s("gid"), r.i("n"))).collect())
 }

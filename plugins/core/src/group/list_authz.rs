@@ -1,5 +1,5 @@
 use catalog_framework::prelude::*;
-use catalog_framework::store::{self as q, GroupRow};
+use catalog_framework::store as q;
 
 use super::{dataset_counts, raw_group, CountScope};
 use crate::dictize::sorted;
@@ -20,12 +20,7 @@ pub async fn group_list_authz(
     let Some(uid) = ctx.user_id().map(str::to_string) else {
         return Ok(json!([]));
     };
-    let sql = format!(
-        "SELECT {} FROM catalog_group WHERE state = 'active' AND is_organization = false",
-        q::GROUP_COLS
-    );
-    let rows = sqlx::query(&sql).fetch_all(ctx.db().await?).await?;
-    let groups: Vec<GroupRow> = rows.iter().map(GroupRow::from_row).collect();
+    let groups = q::active_groups_of_kind(ctx.db().await?, false).await?;
     let mine: Vec<String> = q::user_memberships(ctx.db().await?, &uid)
         .await?
         .into_iter()

@@ -1,6 +1,6 @@
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
-use catalog_framework::store::{self as q, GroupRow};
+use catalog_framework::store as q;
 
 use super::{dataset_counts, raw_group, CountScope};
 use crate::dictize::sorted;
@@ -32,12 +32,7 @@ pub async fn organization_list_for_user(
     let Some(user) = user else {
         return Ok(json!([]));
     };
-    let sql = format!(
-        "SELECT {} FROM catalog_group WHERE state = 'active' AND is_organization = true",
-        q::GROUP_COLS
-    );
-    let rows = sqlx::query(&sql).fetch_all(ctx.db().await?).await?;
-    let orgs: Vec<GroupRow> = rows.iter().map(GroupRow::from_row).collect();
+    let orgs = q::active_groups_of_kind(ctx.db().await?, true).await?;
     let held = if user.sysadmin {
         Default::default()
     } else {

@@ -1,4 +1,5 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store as q;
 
 use super::{member_target, member_user};
 
@@ -11,20 +12,7 @@ pub async fn member_delete(ctx: &mut ActionContext, p: MemberDeleteParams) -> Ck
     let p = p.__extras;
     let (g, table, obj_id) =
         member_target(ctx, &p, "member_delete", &["id", "object", "object_type"]).await?;
-    let active: Option<(String, String)> = sqlx::query_as(
-        "SELECT id, capacity FROM member WHERE group_id = $1 AND table_name = $2 AND table_id = $3 AND state = 'active'",
-    )
-    .bind(&g.id)
-    .bind(table)
-    .bind(&obj_id)
-    .fetch_optional(ctx.db().await?)
-    .await?;
-    sqlx::query("UPDATE member SET state = 'deleted' WHERE group_id = $1 AND table_name = $2 AND table_id = $3 AND state = 'active'")
-        .bind(&g.id)
-        .bind(table)
-        .bind(&obj_id)
-        .execute(ctx.db().await?)
-        .await?;
+    let active = q::delete_active_member(ctx.db().await?, &g.id, table, &obj_id).await?;
     if let Some((id, capacity)) = active {
         let before = json!({"id": id, "table_name": table, "table_id": obj_id, "group_id": g.id, "capacity": capacity, "state": "active"});
         let mut after = before.clone();

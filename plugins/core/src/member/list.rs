@@ -18,23 +18,20 @@ pub async fn member_list(ctx: &mut ActionContext, p: MemberListParams) -> CkanRe
     ctx.check_access("member_list", &auth).await?;
     let object_type = opt_str(&p, "object_type");
     let capacity = opt_str(&p, "capacity");
-    let rows = sqlx::query("SELECT table_id, table_name, capacity FROM member WHERE group_id = $1 AND state = 'active' ORDER BY table_name, table_id")
-        .bind(&g.id)
-        .fetch_all(ctx.db().await?)
-        .await?;
+    let rows = q::group_memberships(ctx.db().await?, &g.id).await?;
     // Datasets the caller may not read are left out (CKAN lists private ones to anyone:
     // docs/API-COMPAT.md).
     let hidden = unreadable_datasets(
         ctx,
         rows.iter()
-            .filter(|r| r.s("table_name") == "package")
-            .map(|r| r.s("table_id"))
+            .filter(|r| r.table_name == "package")
+            .map(|r| r.table_id.clone())
             .collect(),
     )
     .await?;
     let mut out = Vec::new();
     for r in rows {
-        let (tid, table, cap) = (r.s("table_id"), r.s("table_name"), r.s("capacity"));
+        let (tid, table, cap) = (r.table_id, r.table_name, r.capacity);
         if object_type.as_deref().is_some_and(|t| t != table)
             || capacity.as_deref().is_some_and(|c| c != cap)
             || (table == "package" && hidden.contains(&tid))

@@ -2,6 +2,7 @@
 //! `package_update` as CKAN does; uploads and their download route.
 
 use catalog_framework::prelude::*;
+use catalog_framework::store as q;
 
 use crate::dictize::munge_filename;
 use crate::package::load;
@@ -35,14 +36,8 @@ async fn stored_resources(
 
 /// Finds the dataset of a resource id (or exact resource name).
 async fn resource_package(ctx: &mut ActionContext, id: &str) -> CkanResult<String> {
-    let row: Option<(String,)> = sqlx::query_as(
-        "SELECT package_id FROM resource WHERE (id = $1 OR name = $1) AND state = 'active' \
-         ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1",
-    )
-    .bind(id)
-    .fetch_optional(ctx.db().await?)
-    .await?;
-    row.map(|r| r.0)
+    q::active_resource_package_id(ctx.db().await?, id)
+        .await?
         .ok_or_else(|| not_found("Resource was not found."))
 }
 

@@ -1,6 +1,7 @@
 //! `resource_search` (spec/ckan-read-api.md §5.9).
 
 use catalog_framework::prelude::*;
+use catalog_framework::store as q;
 use chrono::NaiveDateTime;
 
 use crate::lookup::{escape_like, ilike, naturals, text_of};
@@ -221,21 +222,17 @@ pub async fn resource_search(
     let order_by = opt_str(&p, "order_by").filter(|f| RESOURCE_ORDERABLE.contains(&f.as_str()));
 
     // Active resources of active, public datasets (of any type), in a stable order.
-    let mut rows = sqlx::query(
-        "SELECT id, type, metadata_created, data FROM package WHERE state = 'active' AND private = false",
-    )
-    .fetch_all(ctx.db().await?)
-    .await?;
+    let mut rows = q::public_package_documents(ctx.db().await?).await?;
     // Sorted here, not by the database: collations differ between SQLite and PostgreSQL.
-    rows.sort_by_cached_key(|r| (r.s("metadata_created"), r.s("id")));
+    rows.sort_by_cached_key(|r| (r.metadata_created.clone(), r.id.clone()));
     let mut found: Vec<(String, Map<String, Value>)> = Vec::new();
     for row in &rows {
-        let doc: Value = serde_json::from_str(&row.s("data"))?;
+        let doc: Value = serde_json::from_str(&row.data)?;
         for r in doc["resources"].as_array().into_iter().flatten() {
             let Some(r) = r.as_object() else { continue };
             let active = r.get("state").and_then(Value::as_str).unwrap_or("active") == "active";
             if active && matches_resource(r, &criteria) {
-                found.push((row.s("type"), r.clone()));
+                found.push((row.dataset_type.clone(), r.clone()));
             }
         }
     }

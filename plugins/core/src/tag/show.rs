@@ -1,4 +1,5 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store as q;
 
 use crate::search;
 
@@ -16,22 +17,20 @@ pub async fn tag_show(ctx: &mut ActionContext, p: TagShowParams) -> CkanResult<V
     let mut auth = p.clone();
     auth.insert("id".into(), json!(id));
     ctx.check_access("tag_show", &auth).await?;
-    let row = sqlx::query(
-        "SELECT id, name FROM tag WHERE (id = $1 OR name = $1) AND vocabulary_id = '' LIMIT 1",
-    )
-    .bind(&id)
-    .fetch_optional(ctx.db().await?)
-    .await?
-    // With a vocabulary (none exists), only the lookup by id can succeed, as in `Tag.get`.
-    .filter(|r| opt_str(&p, "vocabulary_id").is_none_or(|v| v.is_empty()) || r.s("id") == id)
-    .ok_or_else(|| not_found(""))?;
+    let (tag_id, name) = q::free_tag_by_ref(ctx.db().await?, &id)
+        .await?
+        // With a vocabulary (none exists), only the lookup by id can succeed, as in `Tag.get`.
+        .filter(|(tag_id, _)| {
+            opt_str(&p, "vocabulary_id").is_none_or(|v| v.is_empty()) || *tag_id == id
+        })
+        .ok_or_else(|| not_found(""))?;
     let mut m = Map::new();
-    m.insert("display_name".into(), json!(row.s("name")));
-    m.insert("id".into(), json!(row.s("id")));
-    m.insert("name".into(), json!(row.s("name")));
+    m.insert("display_name".into(), json!(name));
+    m.insert("id".into(), json!(tag_id));
+    m.insert("name".into(), json!(name));
     m.insert("vocabulary_id".into(), Value::Null);
     if bool_param(&p, "include_datasets", false)? {
-        let pkgs = tag_datasets(ctx, &row.s("name")).await?;
+        let pkgs = tag_datasets(ctx, &name).await?;
         m.insert("packages".into(), Value::Array(pkgs));
     }
     Ok(Value::Object(m))

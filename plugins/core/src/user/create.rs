@@ -3,7 +3,7 @@ use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 use catalog_plugin_schema::optional_text;
 
-use super::{check_about, check_email, check_password};
+use super::{check_about, check_email, check_password, Profile};
 use crate::api_token::insert_token;
 use crate::dictize::{sorted, user_dict};
 use crate::ids::new_id;
@@ -37,9 +37,12 @@ pub async fn user_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value
         .map(str::to_string);
     let password = check_password(&p, &mut errs, given_hash.is_none());
     check_about(&p, &mut errs);
-    let fullname = optional_text(&p, "fullname", &mut errs, max);
-    let about = optional_text(&p, "about", &mut errs, max);
-    let image_url = optional_text(&p, "image_url", &mut errs, max);
+    let profile = Profile {
+        email,
+        fullname: optional_text(&p, "fullname", &mut errs, max),
+        about: optional_text(&p, "about", &mut errs, max),
+        image_url: optional_text(&p, "image_url", &mut errs, max),
+    };
     errs.finish()?;
     // A non-sysadmin's `id` is silently dropped, as CKAN does.
     let id = p
@@ -65,22 +68,16 @@ pub async fn user_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value
         );
         errs.finish()?;
     }
-    sqlx::query(
-        "INSERT INTO catalog_user (id, name, email, fullname, about, password_hash, sysadmin, state, created, image_url, email_notifications) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    let write = profile.write(&name, Some(&hash), sysadmin);
+    let notifications = truthy(p.get("activity_streams_email_notifications"));
+    q::insert_user(
+        ctx.db().await?,
+        &id,
+        &state,
+        &now_iso(),
+        notifications,
+        &write,
     )
-    .bind(&id)
-    .bind(&name)
-    .bind(email)
-    .bind(fullname)
-    .bind(about)
-    .bind(hash)
-    .bind(sysadmin)
-    .bind(state)
-    .bind(now_iso())
-    .bind(image_url)
-    .bind(truthy(p.get("activity_streams_email_notifications")))
-    .execute(ctx.db().await?)
     .await?;
     let u = ctx
         .user_row(&id)

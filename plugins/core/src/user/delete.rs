@@ -1,4 +1,5 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store as q;
 
 action_params! {
     /// Delete a user. Sysadmins only.
@@ -13,19 +14,7 @@ pub async fn user_delete(ctx: &mut ActionContext, p: UserDeleteParams) -> CkanRe
         .user_for_update(&r)
         .await?
         .ok_or_else(|| not_found(format!("User \"{r}\" was not found.")))?;
-    let conn = ctx.db().await?;
-    sqlx::query("UPDATE catalog_user SET state = 'deleted' WHERE id = $1")
-        .bind(&u.id)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query("UPDATE member SET state = 'deleted' WHERE table_name = 'user' AND table_id = $1")
-        .bind(&u.id)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query("DELETE FROM collaborator WHERE user_id = $1")
-        .bind(&u.id)
-        .execute(&mut *conn)
-        .await?;
+    q::mark_user_deleted(ctx.db().await?, &u.id).await?;
     if ctx.wants_events() {
         let before = serde_json::to_value(&u)?;
         let mut after = before.clone();

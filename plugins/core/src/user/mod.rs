@@ -13,17 +13,47 @@ pub(crate) mod list;
 pub(crate) mod show;
 pub(crate) mod update;
 
-async fn created_count(ctx: &mut ActionContext, u: &UserRow, all: bool) -> CkanResult<i64> {
-    let sql = if all {
-        "SELECT COUNT(*) AS n FROM package WHERE creator_user_id = $1 AND state <> 'deleted'"
+/// Which of a user's datasets the caller sees: all not deleted (`all`), else the active public
+/// ones.
+fn created_scope(all: bool) -> q::CreatedScope {
+    if all {
+        q::CreatedScope::NotDeleted
     } else {
-        "SELECT COUNT(*) AS n FROM package WHERE creator_user_id = $1 AND state = 'active' AND private = false"
-    };
-    Ok(sqlx::query(sql)
-        .bind(&u.id)
-        .fetch_one(ctx.db().await?)
-        .await?
-        .i("n"))
+        q::CreatedScope::ActivePublic
+    }
+}
+
+async fn created_count(ctx: &mut ActionContext, u: &UserRow, all: bool) -> CkanResult<i64> {
+    Ok(q::created_package_count(ctx.db().await?, &u.id, created_scope(all)).await?)
+}
+
+/// The checked profile fields of a `user_create` or `user_update`.
+struct Profile {
+    email: Option<String>,
+    fullname: Option<String>,
+    about: Option<String>,
+    image_url: Option<String>,
+}
+
+impl Profile {
+    /// The columns the write stores: these fields with the user's name, password hash and
+    /// sysadmin flag.
+    fn write<'a>(
+        &'a self,
+        name: &'a str,
+        password_hash: Option<&'a str>,
+        sysadmin: bool,
+    ) -> q::UserWrite<'a> {
+        q::UserWrite {
+            name,
+            email: self.email.as_deref(),
+            fullname: self.fullname.as_deref(),
+            about: self.about.as_deref(),
+            image_url: self.image_url.as_deref(),
+            password_hash,
+            sysadmin,
+        }
+    }
 }
 
 fn is_self_or_sysadmin(ctx: &ActionContext, u: &UserRow) -> bool {

@@ -1,6 +1,7 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store as q;
 
-use super::{is_self_or_sysadmin, show_user};
+use super::{created_scope, is_self_or_sysadmin, show_user};
 
 action_params! {
     /// Return a user account.
@@ -31,18 +32,10 @@ pub async fn user_show(ctx: &mut ActionContext, p: UserShowParams) -> CkanResult
         d.insert("password_hash".into(), json!(u.password_hash));
     }
     if include_datasets {
-        let all = is_self_or_sysadmin(ctx, &u);
-        let sql = if all {
-            "SELECT id FROM package WHERE creator_user_id = $1 AND state <> 'deleted' ORDER BY metadata_modified DESC LIMIT 50"
-        } else {
-            "SELECT id FROM package WHERE creator_user_id = $1 AND state = 'active' AND private = false ORDER BY metadata_modified DESC LIMIT 50"
-        };
-        let ids: Vec<(String,)> = sqlx::query_as(sql)
-            .bind(&u.id)
-            .fetch_all(ctx.db().await?)
-            .await?;
+        let scope = created_scope(is_self_or_sysadmin(ctx, &u));
+        let ids = q::created_package_ids(ctx.db().await?, &u.id, scope).await?;
         let mut ds = Vec::new();
-        for (id,) in ids {
+        for id in ids {
             let row = crate::package::load(ctx, &id).await?;
             ds.push(crate::package::show_row(ctx, &row).await?);
         }

@@ -3,7 +3,7 @@ use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 use catalog_plugin_schema::optional_text;
 
-use super::{check_about, check_email, check_password, show_user};
+use super::{check_about, check_email, check_password, show_user, Profile};
 
 async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<Value> {
     let r = req_str(&p, "id")?;
@@ -57,26 +57,18 @@ async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<V
             cur.clone()
         }
     };
-    let fullname = keep("fullname", &u.fullname, &mut errs);
-    let about = keep("about", &u.about, &mut errs);
-    let image_url = keep("image_url", &u.image_url, &mut errs);
+    let profile = Profile {
+        email,
+        fullname: keep("fullname", &u.fullname, &mut errs),
+        about: keep("about", &u.about, &mut errs),
+        image_url: keep("image_url", &u.image_url, &mut errs),
+    };
     errs.finish()?;
     let hash = password
         .map(|pw| authz::hash_password(&pw))
         .or(u.password_hash.clone());
-    sqlx::query(
-        "UPDATE catalog_user SET name = $2, email = $3, fullname = $4, about = $5, image_url = $6, password_hash = $7, sysadmin = $8 WHERE id = $1",
-    )
-    .bind(&u.id)
-    .bind(name)
-    .bind(email)
-    .bind(fullname)
-    .bind(about)
-    .bind(image_url)
-    .bind(hash)
-    .bind(sysadmin)
-    .execute(ctx.db().await?)
-    .await?;
+    let write = profile.write(&name, hash.as_deref(), sysadmin);
+    q::update_user(ctx.db().await?, &u.id, &write).await?;
     let old = u;
     let u = ctx
         .user_row(&old.id)

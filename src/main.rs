@@ -4,6 +4,7 @@
 mod cli;
 
 // The linker drops plugin crates nothing names: keep every default plugin.
+use catalog_plugin_activity as _;
 use catalog_plugin_auth as _;
 use catalog_plugin_core as _;
 use catalog_plugin_dcat as _;

@@ -1,6 +1,7 @@
 //! The OpenAPI description of the default binary's Action API: its whole text is a snapshot,
 //! so any change of the API surface (an action, a parameter, a help text) shows as a diff.
 
+use catalog_plugin_activity as _;
 use catalog_plugin_auth as _;
 use catalog_plugin_core as _;
 use catalog_plugin_dcat as _;

@@ -1,5 +1,6 @@
 //! The registered API surface of the default binary: every change shows up as a snapshot diff.
 
+use catalog_plugin_activity as _;
 use catalog_plugin_auth as _;
 use catalog_plugin_core as _;
 use catalog_plugin_dcat as _;

@@ -13,6 +13,7 @@ use catalog_framework::testkit::ScratchDb;
 use serde_json::{json, Value};
 use tracing_subscriber::layer::SubscriberExt;
 
+use catalog_plugin_activity as _;
 use catalog_plugin_auth as _;
 use catalog_plugin_dcat as _;
 use catalog_plugin_schema as _;

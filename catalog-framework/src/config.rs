@@ -47,6 +47,10 @@ pub struct CatalogConfig {
     pub cache: CacheConfig,
     /// The plugins to enable (CKAN's `ckan.plugins`); unset: every plugin enabled by default.
     pub plugins: Option<crate::plugin::PluginList>,
+    /// The other `catalog.*` keys, kept for the plugins that read them in their `configure`
+    /// hook (`catalog.activity_list_limit` …).
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Default for CatalogConfig {
@@ -70,6 +74,7 @@ impl Default for CatalogConfig {
             limits: LimitsConfig::default(),
             cache: CacheConfig::default(),
             plugins: None,
+            other: serde_json::Map::new(),
         }
     }
 }

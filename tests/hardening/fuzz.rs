@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 use crate::support::{stores, Server};
 
 // The action list comes from the registry of the default plugins, as the binary links them.
+use catalog_plugin_activity as _;
 use catalog_plugin_auth as _;
 use catalog_plugin_core as _;
 use catalog_plugin_dcat as _;

@@ -10,6 +10,8 @@ pub trait RowExt {
     fn os(&self, col: &str) -> Option<String>;
     fn b(&self, col: &str) -> bool;
     fn i(&self, col: &str) -> i64;
+    /// An integer column that may be NULL.
+    fn oi(&self, col: &str) -> Option<i64>;
 }
 
 impl RowExt for AnyRow {
@@ -33,6 +35,15 @@ impl RowExt for AnyRow {
             return i;
         }
         self.try_get::<i32, _>(col).map(i64::from).unwrap_or(0)
+    }
+    fn oi(&self, col: &str) -> Option<i64> {
+        if let Ok(i) = self.try_get::<Option<i64>, _>(col) {
+            return i;
+        }
+        self.try_get::<Option<i32>, _>(col)
+            .ok()
+            .flatten()
+            .map(i64::from)
     }
 }
 

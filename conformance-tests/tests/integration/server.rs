@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 // The plugins register their actions through inventory; naming the crates keeps them linked.
+use catalog_plugin_activity as _;
 use catalog_plugin_auth as _;
 use catalog_plugin_core as _;
 use catalog_plugin_dcat as _;

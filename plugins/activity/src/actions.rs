@@ -1,0 +1,348 @@
+//! The activity read actions: `package_activity_list`, `activity_show`, `activity_data_show`,
+//! with CKAN 2.12's parameters, messages and checks (ckanext/activity/logic).
+
+use catalog_framework::authz;
+use catalog_framework::prelude::*;
+
+use crate::store::{self, ActivityRow, ListQuery};
+use crate::ActivitySettings;
+
+/// CKAN's `list_of_strings`: a list of strings, else `Not a list` / `Not a string: <item>`.
+fn list_of_strings(v: &Value) -> Result<Vec<String>, String> {
+    let Value::Array(items) = v else {
+        return Err("Not a list".into());
+    };
+    items
+        .iter()
+        .map(|i| match i {
+            Value::String(s) => Ok(s.clone()),
+            other => Err(format!(
+                "Not a string: {}",
+                other
+                    .as_str()
+                    .map_or_else(|| other.to_string(), str::to_string)
+            )),
+        })
+        .collect()
+}
+
+/// CKAN's timestamp parameter (`before`, `after`): seconds since the epoch, as a number or a
+/// numeric string; compared with the stored timestamps in their format.
+fn timestamp(v: &Value) -> Result<String, String> {
+    let secs = match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    }
+    .filter(|f| f.is_finite())
+    .ok_or_else(|| "Must be a float timestamp".to_string())?;
+    let micros = (secs * 1_000_000.0).round();
+    if micros.abs() > 8.0e18 {
+        return Err("Must be a float timestamp".into());
+    }
+    let t = chrono_from_micros(micros as i64).ok_or("Must be a float timestamp")?;
+    Ok(format_iso(t))
+}
+
+fn chrono_from_micros(micros: i64) -> Option<chrono::NaiveDateTime> {
+    chrono::DateTime::from_timestamp_micros(micros).map(|t| t.naive_utc())
+}
+
+/// CKAN's list `limit`: absent, null or empty takes `catalog.activity_list_limit`, larger values
+/// are cut to `catalog.activity_list_limit_max`, `0` takes the default too (CKAN 2.12 would
+/// return everything: see docs/API-COMPAT.md).
+fn limit(v: Option<&Value>, s: &ActivitySettings) -> Result<i64, Vec<String>> {
+    let n = match v {
+        None | Some(Value::Null) => return Ok(s.list_limit),
+        Some(Value::String(t)) if t.trim().is_empty() => return Ok(s.list_limit),
+        Some(Value::Number(n)) => n.as_i64(),
+        Some(Value::String(t)) => t.trim().parse::<i64>().ok(),
+        Some(_) => None,
+    };
+    match n {
+        None => Err(vec![
+            "Invalid integer".into(),
+            "Please enter an integer value".into(),
+        ]),
+        Some(n) if n < 0 => Err(vec!["Must be a natural number".into()]),
+        Some(0) => Ok(s.list_limit),
+        Some(n) => Ok(n.min(s.list_limit_max)),
+    }
+}
+
+action_params! {
+    /// Return a dataset's activity stream, newest first.
+    ///
+    /// :param id: the id or name of the dataset
+    /// :param offset: where to start (default 0)
+    /// :param limit: how many (default catalog.activity_list_limit, at most
+    ///     catalog.activity_list_limit_max)
+    /// :param before: only activities before this time (seconds since the epoch)
+    /// :param after: only activities after this time (seconds since the epoch)
+    /// :param activity_types: only these types (a list)
+    /// :param exclude_activity_types: not these types (a list)
+    /// :param include_hidden_activity: include the site user's activity (sysadmins only)
+    /// :rtype: list of dictionaries
+    pub struct PackageActivityListParams {
+        /// the id or name of the dataset
+        id: String,
+        /// where to start (default 0)
+        offset: Option<Natural>,
+        /// how many activities (default catalog.activity_list_limit)
+        limit: Option<Value>,
+        /// seconds since the epoch: only activities before it
+        before: Option<Value>,
+        /// seconds since the epoch: only activities after it
+        after: Option<Value>,
+        /// only activities of these types
+        activity_types: Option<Value>,
+        /// no activities of these types
+        exclude_activity_types: Option<Value>,
+        /// include the site user's activity (sysadmins only; nothing is hidden here yet)
+        include_hidden_activity: Option<Value>,
+    }
+}
+
+pub async fn package_activity_list(
+    ctx: &mut ActionContext,
+    p: PackageActivityListParams,
+) -> CkanResult<Value> {
+    let settings = *ctx
+        .app
+        .extension::<ActivitySettings>()
+        .ok_or_else(|| internal("the activity plugin was not configured"))?;
+    let mut errs = ValidationBuilder::default();
+    let limit = match limit(p.limit.as_ref(), &settings) {
+        Ok(n) => Some(n),
+        Err(messages) => {
+            for m in messages {
+                errs.push("limit", m);
+            }
+            None
+        }
+    };
+    let time = |key: &str, v: Option<&Value>, errs: &mut ValidationBuilder| {
+        let v = v.filter(|v| !v.is_null())?;
+        timestamp(v).map_err(|m| errs.push(key, m)).ok()
+    };
+    let before = time("before", p.before.as_ref(), &mut errs);
+    let after = time("after", p.after.as_ref(), &mut errs);
+    let list = |key: &str, v: Option<&Value>, errs: &mut ValidationBuilder| {
+        let v = v.filter(|v| !v.is_null())?;
+        list_of_strings(v).map_err(|m| errs.push(key, m)).ok()
+    };
+    let types = list("activity_types", p.activity_types.as_ref(), &mut errs);
+    let exclude = list(
+        "exclude_activity_types",
+        p.exclude_activity_types.as_ref(),
+        &mut errs,
+    );
+    if p.activity_types.is_some() && p.exclude_activity_types.is_some() {
+        errs.push(
+            "activity_types",
+            "Cannot be used together with `exclude_activity_types",
+        );
+    }
+    errs.finish()?;
+    let row = ctx.package_row(&p.id).await?.ok_or_else(|| not_found(""))?;
+    let mut auth = p.__extras;
+    auth.insert("id".into(), json!(row.id));
+    ctx.check_access("package_activity_list", &auth).await?;
+    let rows = store::object_activities(
+        ctx.db().await?,
+        &ListQuery {
+            object_id: &row.id,
+            offset: p.offset.map_or(0, |o| o.0),
+            limit,
+            before,
+            after,
+            types: types.as_deref(),
+            exclude_types: exclude.as_deref(),
+        },
+    )
+    .await?;
+    with_data(ctx, rows).await
+}
+
+/// The activities as CKAN's dicts, each with its data rebuilt.
+async fn with_data(ctx: &mut ActionContext, rows: Vec<ActivityRow>) -> CkanResult<Value> {
+    let heads: Vec<(i64, Value)> = rows
+        .iter()
+        .map(|r| (r.seq, r.to_dict(Value::Null)))
+        .collect();
+    let mut data = store::data_of(ctx.db().await?, rows).await?;
+    Ok(Value::Array(
+        heads
+            .into_iter()
+            .map(|(seq, mut d)| {
+                d["data"] = data.remove(&seq).unwrap_or(Value::Null);
+                d
+            })
+            .collect(),
+    ))
+}
+
+/// The activity an `id` names, or CKAN's 404.
+async fn load(ctx: &mut ActionContext, id: &str) -> CkanResult<ActivityRow> {
+    store::activity_by_id(ctx.db().await?, id)
+        .await?
+        .ok_or_else(|| not_found(""))
+}
+
+/// CKAN's `activity_show` auth for a caller who is not a sysadmin: a dataset activity whose
+/// labels the caller holds, then reading (`include_data` false) or editing (true) the dataset.
+async fn check_activity_access(
+    ctx: &mut ActionContext,
+    a: &ActivityRow,
+    include_data: bool,
+) -> CkanResult<()> {
+    if ctx.is_sysadmin() || ctx.ignore_auth {
+        return Ok(());
+    }
+    if !a.activity_type.contains("package") {
+        return Err(not_authorized("object_type not recognized"));
+    }
+    let mine = authz::user_labels(ctx).await?;
+    let theirs = a.permission_labels.clone().unwrap_or_default();
+    if !theirs.iter().any(|l| mine.contains(l)) {
+        return Err(not_authorized("Unauthorized to view activity data"));
+    }
+    let mut p = Params::new();
+    p.insert("id".into(), json!(a.object_id));
+    // With `catalog.auth.public_activity_stream_detail` the data is as public as the dataset.
+    let detail_public = ctx.config().catalog.auth.public_activity_stream_detail;
+    let action = if include_data && !detail_public {
+        "package_update"
+    } else {
+        "package_show"
+    };
+    ctx.check_access(action, &p).await
+}
+
+/// CKAN's truthiness of `include_data` as `activity_show` reads it: any non-empty string (so
+/// also `"false"` from a query string), `true`, a non-zero number.
+fn truthy_value(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Number(n)) => n.as_f64() != Some(0.0),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::Object(o)) => !o.is_empty(),
+    }
+}
+
+action_params! {
+    /// Return one activity, with its data.
+    ///
+    /// :param id: the id of the activity
+    /// :param include_data: whether the caller wants the data: then, unless a sysadmin, they
+    ///     must be allowed to edit the dataset
+    /// :rtype: dictionary
+    pub struct ActivityShowParams {
+        /// the id of the activity
+        id: String,
+        /// when true, the caller must be allowed to edit the dataset
+        include_data: Option<Value>,
+    }
+}
+
+pub async fn activity_show(ctx: &mut ActionContext, p: ActivityShowParams) -> CkanResult<Value> {
+    let a = load(ctx, &p.id).await?;
+    check_activity_access(ctx, &a, truthy_value(p.include_data.as_ref())).await?;
+    let seq = a.seq;
+    let head = a.to_dict(Value::Null);
+    let mut data = store::data_of(ctx.db().await?, vec![a]).await?;
+    let mut out = head;
+    out["data"] = data.remove(&seq).unwrap_or(Value::Null);
+    Ok(out)
+}
+
+action_params! {
+    /// Return the data of one activity: the object as it was after the change.
+    ///
+    /// :param id: the id of the activity
+    /// :param object_type: `package`, `group` …: only that part of the data
+    /// :rtype: dictionary
+    pub struct ActivityDataShowParams {
+        /// the id of the activity
+        id: String,
+        /// only this part of the data (`package`, `group`)
+        object_type: Option<String>,
+    }
+}
+
+pub async fn activity_data_show(
+    ctx: &mut ActionContext,
+    p: ActivityDataShowParams,
+) -> CkanResult<Value> {
+    let a = load(ctx, &p.id).await?;
+    check_activity_access(ctx, &a, true).await?;
+    let seq = a.seq;
+    let mut data = store::data_of(ctx.db().await?, vec![a])
+        .await?
+        .remove(&seq)
+        .unwrap_or(Value::Null);
+    match p.object_type {
+        None => Ok(data),
+        Some(t) => data
+            .get_mut(&t)
+            .map(Value::take)
+            .ok_or_else(|| not_found("Could not find that object_type in the activity")),
+    }
+}
+
+/// `package_activity_list`: whoever may read the dataset.
+pub struct PackageActivityListAuth;
+
+#[async_trait]
+impl AuthFunction for PackageActivityListAuth {
+    fn allow_anonymous(&self) -> bool {
+        true
+    }
+    async fn check(&self, ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
+        ctx.check_access("package_show", data).await
+    }
+}
+
+/// `activity_show` and `activity_data_show` check inside the action (their rules need the
+/// activity): the registered auth function lets everyone reach them.
+pub struct ActivityShowAuth;
+
+#[async_trait]
+impl AuthFunction for ActivityShowAuth {
+    fn allow_anonymous(&self) -> bool {
+        true
+    }
+    async fn check(&self, _ctx: &mut ActionContext, _data: &Params) -> CkanResult<()> {
+        Ok(())
+    }
+}
+
+/// Declares each read action's struct and registers it.
+macro_rules! typed_actions {
+    ($( $name:literal $action:ident($params:ty) => $f:path; )*) => {
+        $(
+            struct $action;
+            #[async_trait]
+            impl TypedAction for $action {
+                type Params = $params;
+                const READ: bool = true;
+                async fn run(&self, ctx: &mut ActionContext, params: $params) -> CkanResult<Value> {
+                    $f(ctx, params).await
+                }
+            }
+            register_action!($name, Typed($action));
+        )*
+    };
+}
+
+typed_actions! {
+    "package_activity_list" PackageActivityList(PackageActivityListParams) => package_activity_list;
+    "activity_show" ActivityShow(ActivityShowParams) => activity_show;
+    "activity_data_show" ActivityDataShow(ActivityDataShowParams) => activity_data_show;
+}
+
+register_auth!("package_activity_list", PackageActivityListAuth);
+register_auth!("activity_show", ActivityShowAuth);
+register_auth!("activity_data_show", ActivityShowAuth);

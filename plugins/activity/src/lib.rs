@@ -1,0 +1,68 @@
+//! Activity streams, as CKAN 2.12's `activity` plugin keeps them: every committed change of a
+//! dataset (its resources included), group, organization or user is recorded as one activity,
+//! in the changing call's transaction, from the domain events; the list and show actions read
+//! them back with CKAN's shapes, validation and visibility. See book/src/user-guide/activity.md.
+//!
+//! The data of an activity (the dataset as `package_show` showed it after the change) is stored
+//! compactly: a patch against the previous activity of the same object, with a whole copy at
+//! regular intervals ([`patch`]); reads rebuild it exactly.
+#![forbid(unsafe_code)]
+
+mod actions;
+pub mod patch;
+mod record;
+mod store;
+
+use catalog_framework::prelude::*;
+
+/// The plugin: its table and its settings.
+pub struct ActivityPlugin;
+
+/// `catalog.activity_list_limit` (default 31) and `catalog.activity_list_limit_max` (100),
+/// read at start-up.
+#[derive(Debug, Clone, Copy)]
+pub struct ActivitySettings {
+    pub list_limit: i64,
+    pub list_limit_max: i64,
+}
+
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: "0001_activity",
+    sqlite: include_str!("../migrations/sqlite/0001_activity.sql"),
+    postgres: include_str!("../migrations/postgres/0001_activity.sql"),
+}];
+
+/// A positive integer setting (a TOML integer or, from the environment, a string).
+fn setting(setup: &Setup<'_>, key: &str, default: i64) -> anyhow::Result<i64> {
+    match setup.section(key) {
+        Value::Null => Ok(default),
+        v => v
+            .as_i64()
+            .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+            .filter(|n| *n > 0)
+            .ok_or_else(|| anyhow::anyhow!("{key} must be a positive integer, not {v}")),
+    }
+}
+
+impl Plugin for ActivityPlugin {
+    fn name(&self) -> &'static str {
+        "activity"
+    }
+
+    fn configure(&self, setup: &mut Setup<'_>) -> anyhow::Result<()> {
+        let list_limit = setting(setup, "catalog.activity_list_limit", 31)?;
+        let list_limit_max = setting(setup, "catalog.activity_list_limit_max", 100)?;
+        setup.insert(ActivitySettings {
+            list_limit,
+            list_limit_max,
+        });
+        Ok(())
+    }
+
+    fn migrations(&self) -> &'static [Migration] {
+        MIGRATIONS
+    }
+}
+
+register_plugin!(ActivityPlugin);
+register_event_subscriber!("activity", record::RecordActivity);

@@ -1,0 +1,273 @@
+//! The `activity` table: writing an activity (its data as a patch where that is smaller) and
+//! reading activities back with their data rebuilt.
+
+use std::collections::HashMap;
+
+use catalog_framework::prelude::*;
+use catalog_framework::store::placeholders;
+use sqlx::any::AnyRow;
+use sqlx::AnyConnection;
+
+use crate::patch::{self, SNAPSHOT_EVERY};
+
+/// An activity as it is stored.
+pub struct ActivityRow {
+    pub seq: i64,
+    pub id: String,
+    pub timestamp: String,
+    pub user_id: Option<String>,
+    pub object_id: String,
+    pub activity_type: String,
+    pub permission_labels: Option<Vec<String>>,
+    base_seq: Option<i64>,
+    data: String,
+}
+
+const COLS: &str =
+    "seq, id, timestamp, user_id, object_id, activity_type, permission_labels, base_seq, data";
+
+impl ActivityRow {
+    fn from_row(r: &AnyRow) -> ActivityRow {
+        ActivityRow {
+            seq: r.i("seq"),
+            id: r.s("id"),
+            timestamp: r.s("timestamp"),
+            user_id: r.os("user_id"),
+            object_id: r.s("object_id"),
+            activity_type: r.s("activity_type"),
+            permission_labels: r
+                .os("permission_labels")
+                .and_then(|l| serde_json::from_str(&l).ok()),
+            base_seq: r.oi("base_seq"),
+            data: r.s("data"),
+        }
+    }
+
+    /// CKAN's activity dict, in CKAN's key order.
+    pub fn to_dict(&self, data: Value) -> Value {
+        json!({
+            "id": self.id,
+            "timestamp": self.timestamp,
+            "user_id": self.user_id,
+            "object_id": self.object_id,
+            "activity_type": self.activity_type,
+            "data": data,
+            "permission_labels": self.permission_labels,
+        })
+    }
+}
+
+/// A new activity.
+pub struct NewActivity<'a> {
+    pub user_id: Option<&'a str>,
+    pub object_id: &'a str,
+    pub activity_type: &'a str,
+    pub permission_labels: Option<&'a [String]>,
+    pub data: &'a Value,
+}
+
+/// Writes an activity in the caller's transaction. Its data is stored as a patch against the
+/// previous activity of the same object when that is smaller and the chain of patches since
+/// the last whole copy is shorter than [`SNAPSHOT_EVERY`].
+pub async fn insert(conn: &mut AnyConnection, a: &NewActivity<'_>) -> CkanResult<()> {
+    let whole = serde_json::to_string(a.data)?;
+    let previous = sqlx::query(&format!(
+        "SELECT {COLS}, depth FROM activity WHERE object_id = $1 ORDER BY seq DESC LIMIT 1"
+    ))
+    .bind(a.object_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let mut stored = (None, 0i64, whole.clone());
+    if let Some(prev) = previous.filter(|p| p.i("depth") + 1 < SNAPSHOT_EVERY) {
+        let depth = prev.i("depth");
+        let prev = ActivityRow::from_row(&prev);
+        let seq = prev.seq;
+        if let Some(old) = data_of(conn, vec![prev]).await?.remove(&seq) {
+            let p = patch::diff(&old, a.data).unwrap_or_else(|| json!({"~": {}}));
+            let p = serde_json::to_string(&p)?;
+            if p.len() < whole.len() {
+                stored = (Some(seq), depth + 1, p);
+            }
+        }
+    }
+    let (base_seq, depth, data) = stored;
+    let labels = a.permission_labels.map(serde_json::to_string).transpose()?;
+    sqlx::query(
+        "INSERT INTO activity (id, timestamp, user_id, object_id, activity_type, permission_labels, base_seq, depth, data) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(uuid::Uuid::new_v4().to_string())
+    .bind(now_iso())
+    .bind(a.user_id)
+    .bind(a.object_id)
+    .bind(a.activity_type)
+    .bind(labels)
+    .bind(base_seq)
+    .bind(depth)
+    .bind(&data)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// The newest activities of one object, `offset` and `limit` applied, with CKAN's `before` /
+/// `after` semantics: with `after` alone the oldest activities after it are taken (then shown
+/// newest first).
+pub struct ListQuery<'a> {
+    pub object_id: &'a str,
+    pub offset: i64,
+    pub limit: Option<i64>,
+    pub before: Option<String>,
+    pub after: Option<String>,
+    pub types: Option<&'a [String]>,
+    pub exclude_types: Option<&'a [String]>,
+}
+
+pub async fn object_activities(
+    conn: &mut AnyConnection,
+    q: &ListQuery<'_>,
+) -> CkanResult<Vec<ActivityRow>> {
+    let mut sql = format!("SELECT {COLS} FROM activity WHERE object_id = $1");
+    let mut binds: Vec<String> = vec![q.object_id.to_string()];
+    let bind = |v: String, binds: &mut Vec<String>| {
+        binds.push(v);
+        format!("${}", binds.len())
+    };
+    if let Some(b) = &q.before {
+        let ph = bind(b.clone(), &mut binds);
+        sql.push_str(&format!(" AND timestamp < {ph}"));
+    }
+    if let Some(a) = &q.after {
+        let ph = bind(a.clone(), &mut binds);
+        sql.push_str(&format!(" AND timestamp > {ph}"));
+    }
+    for (list, op) in [(q.types, "IN"), (q.exclude_types, "NOT IN")] {
+        if let Some(list) = list.filter(|l| !l.is_empty()) {
+            let first = binds.len() + 1;
+            binds.extend(list.iter().cloned());
+            let phs: Vec<String> = (first..first + list.len())
+                .map(|i| format!("${i}"))
+                .collect();
+            sql.push_str(&format!(" AND activity_type {op} ({})", phs.join(", ")));
+        }
+    }
+    let ascending = q.after.is_some() && q.before.is_none();
+    sql.push_str(if ascending {
+        " ORDER BY timestamp, seq"
+    } else {
+        " ORDER BY timestamp DESC, seq DESC"
+    });
+    if let Some(limit) = q.limit {
+        sql.push_str(&format!(" LIMIT {limit}"));
+    }
+    if q.offset > 0 {
+        if q.limit.is_none() {
+            // SQLite takes an OFFSET only after a LIMIT: the largest one, on both stores.
+            sql.push_str(&format!(" LIMIT {}", i64::MAX));
+        }
+        sql.push_str(&format!(" OFFSET {}", q.offset));
+    }
+    let mut query = sqlx::query(&sql);
+    for b in &binds {
+        query = query.bind(b);
+    }
+    let mut rows: Vec<ActivityRow> = query
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(ActivityRow::from_row)
+        .collect();
+    if ascending {
+        rows.reverse();
+    }
+    Ok(rows)
+}
+
+/// One activity by id.
+pub async fn activity_by_id(conn: &mut AnyConnection, id: &str) -> CkanResult<Option<ActivityRow>> {
+    Ok(
+        sqlx::query(&format!("SELECT {COLS} FROM activity WHERE id = $1"))
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?
+            .as_ref()
+            .map(ActivityRow::from_row),
+    )
+}
+
+/// The data of each activity, rebuilt from the whole copies and patches of its chain: one
+/// statement per round of missing ancestors (at most [`SNAPSHOT_EVERY`] rounds).
+pub async fn data_of(
+    conn: &mut AnyConnection,
+    rows: Vec<ActivityRow>,
+) -> CkanResult<HashMap<i64, Value>> {
+    let wanted: Vec<i64> = rows.iter().map(|r| r.seq).collect();
+    let mut raw: HashMap<i64, (Option<i64>, String)> = rows
+        .into_iter()
+        .map(|r| (r.seq, (r.base_seq, r.data)))
+        .collect();
+    for _ in 0..=SNAPSHOT_EVERY {
+        let missing: Vec<i64> = raw
+            .values()
+            .filter_map(|(base, _)| *base)
+            .filter(|b| !raw.contains_key(b))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if missing.is_empty() {
+            break;
+        }
+        for chunk in missing.chunks(500) {
+            let sql = format!(
+                "SELECT seq, base_seq, data FROM activity WHERE seq IN ({})",
+                placeholders(chunk.len())
+            );
+            let mut q = sqlx::query(&sql);
+            for s in chunk {
+                q = q.bind(*s);
+            }
+            for r in q.fetch_all(&mut *conn).await? {
+                raw.insert(r.i("seq"), (r.oi("base_seq"), r.s("data")));
+            }
+        }
+    }
+    let mut done: HashMap<i64, Value> = HashMap::new();
+    for seq in wanted {
+        let value = rebuild(seq, &raw, &mut done)?;
+        done.insert(seq, value);
+    }
+    Ok(done)
+}
+
+/// The data of `seq`: its whole copy, or its base's data with its patch applied.
+fn rebuild(
+    seq: i64,
+    raw: &HashMap<i64, (Option<i64>, String)>,
+    done: &mut HashMap<i64, Value>,
+) -> CkanResult<Value> {
+    // The chain from `seq` back to a whole copy (or to data already rebuilt).
+    let mut chain = Vec::new();
+    let mut cur = seq;
+    let mut value = loop {
+        if let Some(v) = done.get(&cur) {
+            break v.clone();
+        }
+        let (base, data) = raw
+            .get(&cur)
+            .ok_or_else(|| internal(format!("activity data {cur} is missing")))?;
+        match base {
+            None => break serde_json::from_str(data)?,
+            Some(b) => {
+                chain.push(cur);
+                cur = *b;
+            }
+        }
+    };
+    for s in chain.into_iter().rev() {
+        let p: Value = serde_json::from_str(&raw[&s].1)?;
+        value = patch::apply(value, &p)
+            .ok_or_else(|| internal(format!("activity data {s} does not fit its base")))?;
+        done.insert(s, value.clone());
+    }
+    Ok(value)
+}

@@ -70,49 +70,35 @@ fn limit(v: Option<&Value>, s: &ActivitySettings) -> Result<i64, Vec<String>> {
     }
 }
 
-action_params! {
-    /// Return a dataset's activity stream, newest first.
-    ///
-    /// :param id: the id or name of the dataset
-    /// :param offset: where to start (default 0)
-    /// :param limit: how many (default catalog.activity_list_limit, at most
-    ///     catalog.activity_list_limit_max)
-    /// :param before: only activities before this time (seconds since the epoch)
-    /// :param after: only activities after this time (seconds since the epoch)
-    /// :param activity_types: only these types (a list)
-    /// :param exclude_activity_types: not these types (a list)
-    /// :param include_hidden_activity: include the site user's activity (sysadmins only)
-    /// :rtype: list of dictionaries
-    pub struct PackageActivityListParams {
-        /// the id or name of the dataset
-        id: String,
-        /// where to start (default 0)
-        offset: Option<Natural>,
-        /// how many activities (default catalog.activity_list_limit)
-        limit: Option<Value>,
-        /// seconds since the epoch: only activities before it
-        before: Option<Value>,
-        /// seconds since the epoch: only activities after it
-        after: Option<Value>,
-        /// only activities of these types
-        activity_types: Option<Value>,
-        /// no activities of these types
-        exclude_activity_types: Option<Value>,
-        /// include the site user's activity (sysadmins only; nothing is hidden here yet)
-        include_hidden_activity: Option<Value>,
-    }
+/// The parameters every activity list shares, as the params structs declare them.
+struct ListInput {
+    offset: Option<Natural>,
+    limit: Option<Value>,
+    before: Option<Value>,
+    after: Option<Value>,
+    activity_types: Option<Value>,
+    exclude_activity_types: Option<Value>,
 }
 
-pub async fn package_activity_list(
-    ctx: &mut ActionContext,
-    p: PackageActivityListParams,
-) -> CkanResult<Value> {
+/// The checked list parameters.
+struct ListOptions {
+    offset: i64,
+    limit: Option<i64>,
+    before: Option<String>,
+    after: Option<String>,
+    types: Option<Vec<String>>,
+    exclude: Option<Vec<String>>,
+}
+
+/// Checks the list parameters with CKAN's messages, all at once. `exclusive`: giving both
+/// `activity_types` and `exclude_activity_types` is an error (`package_activity_list`).
+fn list_options(ctx: &ActionContext, input: ListInput, exclusive: bool) -> CkanResult<ListOptions> {
     let settings = *ctx
         .app
         .extension::<ActivitySettings>()
         .ok_or_else(|| internal("the activity plugin was not configured"))?;
     let mut errs = ValidationBuilder::default();
-    let limit = match limit(p.limit.as_ref(), &settings) {
+    let limit = match limit(input.limit.as_ref(), &settings) {
         Ok(n) => Some(n),
         Err(messages) => {
             for m in messages {
@@ -125,43 +111,233 @@ pub async fn package_activity_list(
         let v = v.filter(|v| !v.is_null())?;
         timestamp(v).map_err(|m| errs.push(key, m)).ok()
     };
-    let before = time("before", p.before.as_ref(), &mut errs);
-    let after = time("after", p.after.as_ref(), &mut errs);
+    let before = time("before", input.before.as_ref(), &mut errs);
+    let after = time("after", input.after.as_ref(), &mut errs);
     let list = |key: &str, v: Option<&Value>, errs: &mut ValidationBuilder| {
         let v = v.filter(|v| !v.is_null())?;
         list_of_strings(v).map_err(|m| errs.push(key, m)).ok()
     };
-    let types = list("activity_types", p.activity_types.as_ref(), &mut errs);
+    let types = list("activity_types", input.activity_types.as_ref(), &mut errs);
     let exclude = list(
         "exclude_activity_types",
-        p.exclude_activity_types.as_ref(),
+        input.exclude_activity_types.as_ref(),
         &mut errs,
     );
-    if p.activity_types.is_some() && p.exclude_activity_types.is_some() {
+    if exclusive && input.activity_types.is_some() && input.exclude_activity_types.is_some() {
         errs.push(
             "activity_types",
             "Cannot be used together with `exclude_activity_types",
         );
     }
     errs.finish()?;
-    let row = ctx.package_row(&p.id).await?.ok_or_else(|| not_found(""))?;
-    let mut auth = p.__extras;
-    auth.insert("id".into(), json!(row.id));
-    ctx.check_access("package_activity_list", &auth).await?;
-    let rows = store::object_activities(
+    Ok(ListOptions {
+        offset: input.offset.map_or(0, |o| o.0),
+        limit,
+        before,
+        after,
+        types,
+        exclude,
+    })
+}
+
+/// The caller's permission labels for the label filter, `None` for sysadmins.
+async fn caller_labels(ctx: &mut ActionContext) -> CkanResult<Option<Vec<String>>> {
+    if ctx.is_sysadmin() || ctx.ignore_auth {
+        return Ok(None);
+    }
+    Ok(Some(authz::user_labels(ctx).await?))
+}
+
+/// Runs a list query and returns CKAN's activity dicts.
+async fn run_list(
+    ctx: &mut ActionContext,
+    scope: store::Scope<'_>,
+    o: &ListOptions,
+    labels: Option<&[String]>,
+) -> CkanResult<Value> {
+    let rows = store::list(
         ctx.db().await?,
         &ListQuery {
-            object_id: &row.id,
-            offset: p.offset.map_or(0, |o| o.0),
-            limit,
-            before,
-            after,
-            types: types.as_deref(),
-            exclude_types: exclude.as_deref(),
+            scope,
+            offset: o.offset,
+            limit: o.limit,
+            before: o.before.clone(),
+            after: o.after.clone(),
+            types: o.types.as_deref(),
+            exclude_types: o.exclude.as_deref(),
+            labels,
         },
     )
     .await?;
     with_data(ctx, rows).await
+}
+
+/// Declares the params struct of an activity list: its own fields, then the shared ones.
+macro_rules! list_params {
+    ($(#[doc = $doc:literal])* $name:ident { $($(#[doc = $fdoc:literal])* $field:ident: $ty:ty,)* }) => {
+        action_params! {
+            $(#[doc = $doc])*
+            pub struct $name {
+                $($(#[doc = $fdoc])* $field: $ty,)*
+                /// where to start (default 0)
+                offset: Option<Natural>,
+                /// how many activities (default catalog.activity_list_limit, at most
+                /// catalog.activity_list_limit_max)
+                limit: Option<Value>,
+                /// seconds since the epoch: only activities before it
+                before: Option<Value>,
+                /// seconds since the epoch: only activities after it
+                after: Option<Value>,
+                /// only activities of these types (a list)
+                activity_types: Option<Value>,
+                /// no activities of these types (a list)
+                exclude_activity_types: Option<Value>,
+                /// include the site user's activity (sysadmins only; no activity is hidden yet)
+                include_hidden_activity: Option<Value>,
+            }
+        }
+
+        impl $name {
+            fn list_input(&mut self) -> ListInput {
+                ListInput {
+                    offset: self.offset.take(),
+                    limit: self.limit.take(),
+                    before: self.before.take(),
+                    after: self.after.take(),
+                    activity_types: self.activity_types.take(),
+                    exclude_activity_types: self.exclude_activity_types.take(),
+                }
+            }
+        }
+    };
+}
+
+list_params! {
+    /// Return a dataset's activity stream, newest first.
+    PackageActivityListParams {
+        /// the id or name of the dataset
+        id: String,
+    }
+}
+
+pub async fn package_activity_list(
+    ctx: &mut ActionContext,
+    mut p: PackageActivityListParams,
+) -> CkanResult<Value> {
+    let o = list_options(ctx, p.list_input(), true)?;
+    let row = ctx.package_row(&p.id).await?.ok_or_else(|| not_found(""))?;
+    let mut auth = p.__extras;
+    auth.insert("id".into(), json!(row.id));
+    ctx.check_access("package_activity_list", &auth).await?;
+    run_list(ctx, store::Scope::Object(&row.id), &o, None).await
+}
+
+list_params! {
+    /// Return a group's activity stream, newest first: the group's own activities and those
+    /// of its public datasets. `exclude_activity_types` is ignored, as in CKAN.
+    GroupActivityListParams {
+        /// the id or name of the group
+        id: String,
+    }
+}
+
+list_params! {
+    /// Return an organization's activity stream, newest first: the organization's own
+    /// activities and those of its public datasets. `exclude_activity_types` is ignored, as in
+    /// CKAN.
+    OrganizationActivityListParams {
+        /// the id or name of the organization
+        id: String,
+    }
+}
+
+/// A group's or organization's list: CKAN looks the id up with `group_show` /
+/// `organization_show`, so the wrong kind is not found.
+async fn group_list(
+    ctx: &mut ActionContext,
+    id: &str,
+    input: ListInput,
+    extras: Params,
+    is_org: bool,
+) -> CkanResult<Value> {
+    let mut o = list_options(ctx, input, false)?;
+    o.exclude = None;
+    let g = ctx
+        .group_row(id)
+        .await?
+        .filter(|g| g.is_organization == is_org && g.state != "deleted")
+        .ok_or_else(|| not_found(""))?;
+    let (action, scope) = if is_org {
+        (
+            "organization_activity_list",
+            store::Scope::Organization(&g.id),
+        )
+    } else {
+        ("group_activity_list", store::Scope::Group(&g.id))
+    };
+    let mut auth = extras;
+    auth.insert("id".into(), json!(g.id));
+    ctx.check_access(action, &auth).await?;
+    run_list(ctx, scope, &o, None).await
+}
+
+pub async fn group_activity_list(
+    ctx: &mut ActionContext,
+    mut p: GroupActivityListParams,
+) -> CkanResult<Value> {
+    let input = p.list_input();
+    group_list(ctx, &p.id, input, p.__extras, false).await
+}
+
+pub async fn organization_activity_list(
+    ctx: &mut ActionContext,
+    mut p: OrganizationActivityListParams,
+) -> CkanResult<Value> {
+    let input = p.list_input();
+    group_list(ctx, &p.id, input, p.__extras, true).await
+}
+
+list_params! {
+    /// Return a user's activity stream, newest first: what the user did and what was done to
+    /// the user's account. Dataset activities the caller may not see are left out.
+    /// `activity_types` is ignored, as in CKAN.
+    UserActivityListParams {
+        /// the id or name of the user
+        id: String,
+    }
+}
+
+pub async fn user_activity_list(
+    ctx: &mut ActionContext,
+    mut p: UserActivityListParams,
+) -> CkanResult<Value> {
+    let mut o = list_options(ctx, p.list_input(), false)?;
+    o.types = None;
+    o.exclude = None;
+    let u = ctx.user_row(&p.id).await?.ok_or_else(|| not_found(""))?;
+    let mut auth = p.__extras;
+    auth.insert("id".into(), json!(u.id));
+    ctx.check_access("user_activity_list", &auth).await?;
+    let labels = caller_labels(ctx).await?;
+    run_list(ctx, store::Scope::User(&u.id), &o, labels.as_deref()).await
+}
+
+list_params! {
+    /// Return the site's recent dataset activities, newest first, those the caller may see.
+    /// `before`, `after` and the type filters are checked but not applied, as in CKAN.
+    RecentlyChangedPackagesActivityListParams {}
+}
+
+pub async fn recently_changed_packages_activity_list(
+    ctx: &mut ActionContext,
+    mut p: RecentlyChangedPackagesActivityListParams,
+) -> CkanResult<Value> {
+    let mut o = list_options(ctx, p.list_input(), false)?;
+    (o.before, o.after, o.types, o.exclude) = (None, None, None, None);
+    ctx.check_access("recently_changed_packages_activity_list", &p.__extras)
+        .await?;
+    let labels = caller_labels(ctx).await?;
+    run_list(ctx, store::Scope::Packages, &o, labels.as_deref()).await
 }
 
 /// The activities as CKAN's dicts, each with its data rebuilt.
@@ -292,16 +468,17 @@ pub async fn activity_data_show(
     }
 }
 
-/// `package_activity_list`: whoever may read the dataset.
-pub struct PackageActivityListAuth;
+/// An object's activity list: whoever may see the object (`package_show`, `group_show`,
+/// `organization_show`, `user_show` decide).
+pub struct ShowAuth(&'static str);
 
 #[async_trait]
-impl AuthFunction for PackageActivityListAuth {
+impl AuthFunction for ShowAuth {
     fn allow_anonymous(&self) -> bool {
         true
     }
     async fn check(&self, ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
-        ctx.check_access("package_show", data).await
+        ctx.check_access(self.0, data).await
     }
 }
 
@@ -341,8 +518,16 @@ typed_actions! {
     "package_activity_list" PackageActivityList(PackageActivityListParams) => package_activity_list;
     "activity_show" ActivityShow(ActivityShowParams) => activity_show;
     "activity_data_show" ActivityDataShow(ActivityDataShowParams) => activity_data_show;
+    "group_activity_list" GroupActivityList(GroupActivityListParams) => group_activity_list;
+    "organization_activity_list" OrganizationActivityList(OrganizationActivityListParams) => organization_activity_list;
+    "user_activity_list" UserActivityList(UserActivityListParams) => user_activity_list;
+    "recently_changed_packages_activity_list" RecentlyChangedPackagesActivityList(RecentlyChangedPackagesActivityListParams) => recently_changed_packages_activity_list;
 }
 
-register_auth!("package_activity_list", PackageActivityListAuth);
+register_auth!("package_activity_list", ShowAuth("package_show"));
 register_auth!("activity_show", ActivityShowAuth);
 register_auth!("activity_data_show", ActivityShowAuth);
+register_auth!("group_activity_list", ShowAuth("group_show"));
+register_auth!("organization_activity_list", ShowAuth("organization_show"));
+register_auth!("user_activity_list", ShowAuth("user_show"));
+register_auth!("recently_changed_packages_activity_list", ActivityShowAuth);

@@ -11,27 +11,14 @@ pub struct RecordActivity;
 
 /// The activity of an event: its type, its data and, for datasets, its permission labels.
 struct Recorded {
+    /// An update whose data equals the previous activity's (but for the modification time)
+    /// records nothing: CKAN records no activity for an update that changed nothing.
+    skip_if_same: bool,
     activity_type: String,
     object_id: String,
     user_id: Option<String>,
     data: Value,
     labels: Option<Vec<String>>,
-}
-
-/// True when an update changed nothing but the modification time (CKAN records no activity
-/// for an update that changed nothing).
-fn unchanged(before: Option<&Value>, after: Option<&Value>) -> bool {
-    let strip = |v: Option<&Value>| {
-        v.and_then(Value::as_object).map(|m| {
-            let mut m = m.clone();
-            m.remove("metadata_modified");
-            m
-        })
-    };
-    match (strip(before), strip(after)) {
-        (Some(a), Some(b)) => a == b,
-        _ => false,
-    }
 }
 
 /// `package_show` of the dataset as the change left it, whoever made the change.
@@ -58,9 +45,6 @@ async fn package_activity(
         Change::Purged => return Ok(None),
         Change::Created => "new",
         Change::Deleted => "deleted",
-        Change::Updated if unchanged(event.before.as_ref(), event.after.as_ref()) => {
-            return Ok(None)
-        }
         Change::Updated if state(event.after.as_ref()).as_deref() == Some("deleted") => "deleted",
         Change::Updated => "changed",
     };
@@ -71,6 +55,7 @@ async fn package_activity(
     let labels = authz::dataset_labels(&row, collaborators);
     let package = package_dict(ctx, &row.id).await?;
     Ok(Some(Recorded {
+        skip_if_same: verb == "changed",
         activity_type: format!("{verb} package"),
         object_id: row.id,
         user_id: event.actor.clone(),
@@ -112,6 +97,7 @@ async fn group_activity(
         "extras": g.extras,
     });
     Ok(Some(Recorded {
+        skip_if_same: verb == "changed",
         activity_type: format!("{verb} {kind}"),
         object_id: g.id.clone(),
         user_id: event.actor.clone(),
@@ -128,6 +114,7 @@ fn user_activity(event: &DomainEvent) -> Option<Recorded> {
         Change::Deleted | Change::Purged => return None,
     };
     Some(Recorded {
+        skip_if_same: false,
         activity_type: format!("{verb} user"),
         object_id: event.id.clone(),
         // A user's activities are their own, whoever made the change (CKAN's `user_id` is the
@@ -162,6 +149,7 @@ impl EventSubscriber for RecordActivity {
                 permission_labels: r.labels.as_deref(),
                 data: &r.data,
             },
+            r.skip_if_same,
         )
         .await?;
         Ok(())

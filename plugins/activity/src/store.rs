@@ -66,10 +66,16 @@ pub struct NewActivity<'a> {
     pub data: &'a Value,
 }
 
-/// Writes an activity in the caller's transaction. Its data is stored as a patch against the
-/// previous activity of the same object when that is smaller and the chain of patches since
-/// the last whole copy is shorter than [`SNAPSHOT_EVERY`].
-pub async fn insert(conn: &mut AnyConnection, a: &NewActivity<'_>) -> CkanResult<()> {
+/// Writes an activity in the caller's transaction, unless `skip_if_same` and the previous
+/// activity of the object has the same data but for the dataset's `metadata_modified` (an
+/// update that changed nothing). Its data is stored as a patch against the previous activity
+/// when that is smaller and the chain of patches since the last whole copy is shorter than
+/// [`SNAPSHOT_EVERY`]. Returns whether it wrote.
+pub async fn insert(
+    conn: &mut AnyConnection,
+    a: &NewActivity<'_>,
+    skip_if_same: bool,
+) -> CkanResult<bool> {
     let whole = serde_json::to_string(a.data)?;
     let previous = sqlx::query(&format!(
         "SELECT {COLS}, depth FROM activity WHERE object_id = $1 ORDER BY seq DESC LIMIT 1"
@@ -78,11 +84,15 @@ pub async fn insert(conn: &mut AnyConnection, a: &NewActivity<'_>) -> CkanResult
     .fetch_optional(&mut *conn)
     .await?;
     let mut stored = (None, 0i64, whole.clone());
-    if let Some(prev) = previous.filter(|p| p.i("depth") + 1 < SNAPSHOT_EVERY) {
+    if let Some(prev) = previous {
         let depth = prev.i("depth");
         let prev = ActivityRow::from_row(&prev);
         let seq = prev.seq;
-        if let Some(old) = data_of(conn, vec![prev]).await?.remove(&seq) {
+        let old = data_of(conn, vec![prev]).await?.remove(&seq);
+        if skip_if_same && old.as_ref().is_some_and(|o| same_but_modified(o, a.data)) {
+            return Ok(false);
+        }
+        if let Some(old) = old.filter(|_| depth + 1 < SNAPSHOT_EVERY) {
             let p = patch::diff(&old, a.data).unwrap_or_else(|| json!({"~": {}}));
             let p = serde_json::to_string(&p)?;
             if p.len() < whole.len() {
@@ -107,49 +117,108 @@ pub async fn insert(conn: &mut AnyConnection, a: &NewActivity<'_>) -> CkanResult
     .bind(&data)
     .execute(&mut *conn)
     .await?;
-    Ok(())
+    Ok(true)
 }
 
-/// The newest activities of one object, `offset` and `limit` applied, with CKAN's `before` /
+/// Equal but for `package.metadata_modified`.
+fn same_but_modified(a: &Value, b: &Value) -> bool {
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(p) = v.get_mut("package").and_then(Value::as_object_mut) {
+            p.remove("metadata_modified");
+        }
+        v
+    };
+    strip(a) == strip(b)
+}
+
+/// Whose activities a list shows.
+pub enum Scope<'a> {
+    /// One object's (a dataset's).
+    Object(&'a str),
+    /// A group's own, and those of the public datasets that are its members now (active
+    /// members of active datasets, or deleted memberships of deleted ones), as CKAN's
+    /// `_group_activity_query`.
+    Group(&'a str),
+    /// An organization's own, and those of its public datasets.
+    Organization(&'a str),
+    /// A user's: by the user and about the user.
+    User(&'a str),
+    /// Every dataset activity (`recently_changed_packages_activity_list`).
+    Packages,
+}
+
+/// A page of activities, newest first, `offset` and `limit` applied, with CKAN's `before` /
 /// `after` semantics: with `after` alone the oldest activities after it are taken (then shown
 /// newest first).
 pub struct ListQuery<'a> {
-    pub object_id: &'a str,
+    pub scope: Scope<'a>,
     pub offset: i64,
     pub limit: Option<i64>,
     pub before: Option<String>,
     pub after: Option<String>,
     pub types: Option<&'a [String]>,
     pub exclude_types: Option<&'a [String]>,
+    /// The caller's permission labels: dataset activities whose labels share none are left
+    /// out (CKAN's `_filter_activities_by_permission_labels`); `None` for sysadmins.
+    pub labels: Option<&'a [String]>,
 }
 
-pub async fn object_activities(
-    conn: &mut AnyConnection,
-    q: &ListQuery<'_>,
-) -> CkanResult<Vec<ActivityRow>> {
-    let mut sql = format!("SELECT {COLS} FROM activity WHERE object_id = $1");
-    let mut binds: Vec<String> = vec![q.object_id.to_string()];
-    let bind = |v: String, binds: &mut Vec<String>| {
-        binds.push(v);
+pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec<ActivityRow>> {
+    let mut binds: Vec<String> = Vec::new();
+    let bind = |v: &str, binds: &mut Vec<String>| {
+        binds.push(v.to_string());
         format!("${}", binds.len())
     };
+    let mut sql = format!("SELECT {COLS} FROM activity WHERE ");
+    match q.scope {
+        Scope::Object(id) => {
+            let ph = bind(id, &mut binds);
+            sql.push_str(&format!("object_id = {ph}"));
+        }
+        Scope::Group(id) => {
+            let ph = bind(id, &mut binds);
+            sql.push_str(&format!(
+                "(object_id = {ph} OR object_id IN (SELECT p.id FROM member m JOIN package p ON p.id = m.table_id \
+                 WHERE m.group_id = {ph} AND m.table_name = 'package' AND p.private = false \
+                 AND ((m.state = 'active' AND p.state = 'active') OR (m.state = 'deleted' AND p.state = 'deleted'))))"
+            ));
+        }
+        Scope::Organization(id) => {
+            let ph = bind(id, &mut binds);
+            sql.push_str(&format!(
+                "(object_id = {ph} OR object_id IN (SELECT id FROM package WHERE owner_org = {ph} AND private = false))"
+            ));
+        }
+        Scope::User(id) => {
+            let ph = bind(id, &mut binds);
+            sql.push_str(&format!("(user_id = {ph} OR object_id = {ph})"));
+        }
+        Scope::Packages => sql.push_str("activity_type LIKE '%package'"),
+    }
     if let Some(b) = &q.before {
-        let ph = bind(b.clone(), &mut binds);
+        let ph = bind(b, &mut binds);
         sql.push_str(&format!(" AND timestamp < {ph}"));
     }
     if let Some(a) = &q.after {
-        let ph = bind(a.clone(), &mut binds);
+        let ph = bind(a, &mut binds);
         sql.push_str(&format!(" AND timestamp > {ph}"));
     }
     for (list, op) in [(q.types, "IN"), (q.exclude_types, "NOT IN")] {
         if let Some(list) = list.filter(|l| !l.is_empty()) {
-            let first = binds.len() + 1;
-            binds.extend(list.iter().cloned());
-            let phs: Vec<String> = (first..first + list.len())
-                .map(|i| format!("${i}"))
-                .collect();
+            let phs: Vec<String> = list.iter().map(|t| bind(t, &mut binds)).collect();
             sql.push_str(&format!(" AND activity_type {op} ({})", phs.join(", ")));
         }
+    }
+    if let Some(labels) = q.labels {
+        // Labels are written by the framework (`public`, `member-<uuid>` …): no LIKE wildcard
+        // can occur in them.
+        let mut any = vec!["activity_type NOT LIKE '%package'".to_string()];
+        for l in labels.iter().filter(|l| !l.contains(['%', '_', '"', '\\'])) {
+            let ph = bind(&format!("%\"{l}\"%"), &mut binds);
+            any.push(format!("permission_labels LIKE {ph}"));
+        }
+        sql.push_str(&format!(" AND ({})", any.join(" OR ")));
     }
     let ascending = q.after.is_some() && q.before.is_none();
     sql.push_str(if ascending {

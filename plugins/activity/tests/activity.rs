@@ -296,6 +296,106 @@ async fn scenario(postgres: bool) {
         .await;
     assert_eq!(shown, listed[0]);
 
+    // The organization's stream: its own and its public datasets' activities, never a
+    // private dataset's (not even for a sysadmin, as in CKAN).
+    let org_list = t
+        .ok(
+            admin,
+            "organization_activity_list",
+            json!({"id": "office", "limit": 100}),
+        )
+        .await;
+    let org_objects: Vec<&str> = org_list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["object_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(types(&org_list).last(), Some(&"new organization"));
+    assert!(org_objects.contains(&created["id"].as_str().unwrap()));
+    assert!(!org_objects.contains(&private["id"].as_str().unwrap()));
+    let e = t
+        .err(None, "group_activity_list", json!({"id": "office"}))
+        .await;
+    assert_eq!(
+        e["__type"], "Not Found Error",
+        "an organization is not a group"
+    );
+    let e = t
+        .err(
+            None,
+            "organization_activity_list",
+            json!({"id": "no-such-org"}),
+        )
+        .await;
+    assert_eq!(e["__type"], "Not Found Error");
+
+    // A group's stream: its own and its member datasets'.
+    t.ok(admin, "group_create", json!({"name": "transport"}))
+        .await;
+    t.ok(
+        admin,
+        "package_patch",
+        json!({"id": "roads", "groups": [{"name": "transport"}]}),
+    )
+    .await;
+    let group_list = t
+        .ok(
+            None,
+            "group_activity_list",
+            json!({"id": "transport", "limit": 3}),
+        )
+        .await;
+    assert_eq!(types(&group_list)[0], "changed package");
+    assert!(types(&group_list).contains(&"new group"));
+
+    // The user's stream and the recently changed datasets, filtered by the caller's labels.
+    let by_admin_anon = t
+        .ok(
+            None,
+            "user_activity_list",
+            json!({"id": "admin", "limit": 100}),
+        )
+        .await;
+    let by_admin_sys = t
+        .ok(
+            admin,
+            "user_activity_list",
+            json!({"id": "admin", "limit": 100}),
+        )
+        .await;
+    let secret_rows = |list: &Value| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["object_id"] == private["id"])
+            .count()
+    };
+    assert_eq!(secret_rows(&by_admin_anon), 0);
+    assert_eq!(secret_rows(&by_admin_sys), 1);
+    assert_eq!(
+        by_admin_sys.as_array().unwrap().len(),
+        by_admin_anon.as_array().unwrap().len() + 1
+    );
+    let recent_anon = t
+        .ok(
+            None,
+            "recently_changed_packages_activity_list",
+            json!({"limit": 100}),
+        )
+        .await;
+    let recent_sys = t
+        .ok(
+            admin,
+            "recently_changed_packages_activity_list",
+            json!({"limit": 100}),
+        )
+        .await;
+    assert_eq!(secret_rows(&recent_anon), 0);
+    assert_eq!(secret_rows(&recent_sys), 1);
+    assert!(types(&recent_sys).iter().all(|t| t.ends_with("package")));
+    assert_eq!(recent_sys[0]["activity_type"], "changed package");
+
     // activity_show / activity_data_show on a public dataset.
     let id = all[0]["id"].as_str().unwrap();
     assert_eq!(
@@ -378,20 +478,21 @@ async fn scenario(postgres: bool) {
     .fetch_one(&t.app.store.pool)
     .await
     .unwrap();
-    let whole: usize = t
+    let history = t
         .ok(
             admin,
             "package_activity_list",
             json!({"id": "roads", "limit": 100}),
         )
-        .await
-        .as_array()
-        .unwrap()
+        .await;
+    let history = history.as_array().unwrap();
+    let whole: usize = history
         .iter()
         .map(|a| serde_json::to_string(&a["data"]).unwrap().len())
         .sum();
     println!(
-        "activity data of one dataset (23 activities): {stored} bytes stored, {whole} bytes as whole copies ({:.1}x smaller)",
+        "activity data of one dataset ({} activities): {stored} bytes stored, {whole} bytes as whole copies ({:.1}x smaller)",
+        history.len(),
         whole as f64 / stored as f64
     );
     assert!((stored as usize) * 4 < whole, "{stored} vs {whole}");

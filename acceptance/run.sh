@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CKAN acceptance: runs acceptance/ckanapi_foundation.py and ckanapi_search.py (the real `ckanapi`
+# CKAN acceptance: runs acceptance/ckanapi_foundation.py, ckanapi_search.py and ckanapi_activity.py (the real `ckanapi`
 # client), dcat_rdf.py (the DCAT RDF endpoints, parsed with rdflib and checked with the vendored
 # SHACL validator in conformance-tests/dcat-ap) and schemathesis (every action, from the OpenAPI
 # description at /api/3/openapi.json) against a fresh `catalog serve` in a temporary data
@@ -123,6 +123,13 @@ CKAN_URL="$CKAN_URL" \
     CKAN_MEMBER_TOKEN="$CKAN_MEMBER_TOKEN" \
     CKAN_OUTSIDER_TOKEN="$CKAN_OUTSIDER_TOKEN" \
     "$VENV/bin/python" "$ROOT/acceptance/ckanapi_search.py" || status=$?
+echo "acceptance: activity streams"
+CKAN_URL="$CKAN_URL" \
+    CKAN_SYSADMIN_TOKEN="$CKAN_SYSADMIN_TOKEN" \
+    CKAN_EDITOR_TOKEN="$CKAN_EDITOR_TOKEN" \
+    CKAN_MEMBER_TOKEN="$CKAN_MEMBER_TOKEN" \
+    CKAN_OUTSIDER_TOKEN="$CKAN_OUTSIDER_TOKEN" \
+    "$VENV/bin/python" "$ROOT/acceptance/ckanapi_activity.py" || status=$?
 echo "acceptance: DCAT RDF endpoints"
 CKAN_URL="$CKAN_URL" \
     CKAN_SYSADMIN_TOKEN="$CKAN_SYSADMIN_TOKEN" \

@@ -484,7 +484,7 @@ impl AuthFunction for ShowAuth {
 
 /// `activity_show` and `activity_data_show` check inside the action (their rules need the
 /// activity): the registered auth function lets everyone reach them.
-pub struct ActivityShowAuth;
+pub(crate) struct ActivityShowAuth;
 
 #[async_trait]
 impl AuthFunction for ActivityShowAuth {

@@ -3,12 +3,16 @@
 //! in the changing call's transaction, from the domain events; the list and show actions read
 //! them back with CKAN's shapes, validation and visibility. See book/src/user-guide/activity.md.
 //!
+//! Followers: users follow users, datasets, groups and organizations (`follow_*`,
+//! `unfollow_*`, `am_following_*`, `*_follower_count`).
+//!
 //! The data of an activity (the dataset as `package_show` showed it after the change) is stored
 //! compactly: a patch against the previous activity of the same object, with a whole copy at
 //! regular intervals ([`patch`]); reads rebuild it exactly.
 #![forbid(unsafe_code)]
 
 mod actions;
+mod followers;
 pub mod patch;
 mod record;
 mod store;
@@ -26,11 +30,19 @@ pub struct ActivitySettings {
     pub list_limit_max: i64,
 }
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: "0001_activity",
-    sqlite: include_str!("../migrations/sqlite/0001_activity.sql"),
-    postgres: include_str!("../migrations/postgres/0001_activity.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: "0001_activity",
+        sqlite: include_str!("../migrations/sqlite/0001_activity.sql"),
+        postgres: include_str!("../migrations/postgres/0001_activity.sql"),
+    },
+    Migration {
+        version: "0002_follower",
+        // Portable DDL: one file for both stores.
+        sqlite: include_str!("../migrations/0002_follower.sql"),
+        postgres: include_str!("../migrations/0002_follower.sql"),
+    },
+];
 
 /// A positive integer setting (a TOML integer or, from the environment, a string).
 fn setting(setup: &Setup<'_>, key: &str, default: i64) -> anyhow::Result<i64> {

@@ -458,6 +458,102 @@ async fn scenario(postgres: bool) {
         "admin, bob and carol: {recorded:?}"
     );
 
+    // Followers.
+    let f = t
+        .ok(Some(&bob), "follow_dataset", json!({"id": "roads"}))
+        .await;
+    assert_eq!(f["follower_id"], json!(bob.id));
+    assert_eq!(f["object_id"], created["id"]);
+    let again = t
+        .ok(Some(&bob), "follow_dataset", json!({"id": "roads"}))
+        .await;
+    assert_eq!(again, f, "following again returns the same record");
+    assert_eq!(
+        t.ok(None, "dataset_follower_count", json!({"id": "roads"}))
+            .await,
+        json!(1)
+    );
+    assert_eq!(
+        t.ok(Some(&bob), "am_following_dataset", json!({"id": "roads"}))
+            .await,
+        json!(true)
+    );
+    assert_eq!(
+        t.ok(admin, "am_following_dataset", json!({"id": "roads"}))
+            .await,
+        json!(false)
+    );
+    let e = t.err(None, "follow_dataset", json!({"id": "roads"})).await;
+    assert_eq!(
+        e["message"],
+        "Access denied: You must be logged in to follow datasets"
+    );
+    let e = t
+        .err(Some(&bob), "follow_dataset", json!({"id": "secret"}))
+        .await;
+    assert_eq!(
+        e["__type"], "Authorization Error",
+        "a private dataset bob may not read"
+    );
+    let e = t
+        .err(Some(&bob), "follow_dataset", json!({"id": "no-such"}))
+        .await;
+    assert_eq!(e["__type"], "Not Found Error");
+    let e = t.err(Some(&bob), "follow_user", json!({"id": "bob"})).await;
+    assert_eq!(e["message"], "You cannot follow yourself");
+    let e = t
+        .err(Some(&bob), "follow_user", json!({"id": "no-such"}))
+        .await;
+    assert_eq!(
+        e["message"],
+        "Error validating the schema of the user to follow."
+    );
+    t.ok(Some(&bob), "follow_user", json!({"id": "admin"}))
+        .await;
+    t.ok(Some(&bob), "follow_group", json!({"id": "office"}))
+        .await;
+    assert_eq!(
+        t.ok(None, "user_follower_count", json!({"id": "admin"}))
+            .await,
+        json!(1)
+    );
+    assert_eq!(
+        t.ok(None, "organization_follower_count", json!({"id": "office"}))
+            .await,
+        json!(1)
+    );
+    let e = t
+        .err(None, "user_follower_count", json!({"id": "no-such"}))
+        .await;
+    assert_eq!(e["id"], json!(["Not found: User"]));
+    let e = t
+        .err(None, "am_following_user", json!({"id": "admin"}))
+        .await;
+    assert_eq!(e["message"], "Access denied");
+    assert_eq!(
+        t.ok(Some(&bob), "unfollow_dataset", json!({"id": "roads"}))
+            .await,
+        Value::Null
+    );
+    assert_eq!(
+        t.ok(Some(&bob), "unfollow_dataset", json!({"id": "roads"}))
+            .await,
+        Value::Null,
+        "unfollowing what one does not follow is not an error"
+    );
+    assert_eq!(
+        t.ok(None, "dataset_follower_count", json!({"id": "roads"}))
+            .await,
+        json!(0)
+    );
+    let e = t
+        .err(Some(&bob), "unfollow_group", json!({"id": "no-such"}))
+        .await;
+    assert_eq!(
+        e["message"],
+        "Error validating the schema of the object to unfollow."
+    );
+
     // A deleted dataset's last activity.
     t.ok(admin, "package_delete", json!({"id": "roads"})).await;
     let after_delete = t

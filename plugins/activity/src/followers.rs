@@ -1,0 +1,237 @@
+//! Followers (CKAN 2.12's core follower actions): `follow_*`, `unfollow_*`, `am_following_*`
+//! and `*_follower_count` for users, datasets and groups (organizations are followed as
+//! groups), with CKAN's order of checks and its messages.
+
+use catalog_framework::prelude::*;
+
+/// What can be followed, and how CKAN names it in its messages.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    User,
+    Dataset,
+    Group,
+}
+
+impl Kind {
+    /// `users`, `datasets`, `groups` (in "You must be logged in to follow …").
+    fn plural(self) -> &'static str {
+        match self {
+            Kind::User => "users",
+            Kind::Dataset => "datasets",
+            Kind::Group => "groups",
+        }
+    }
+    /// `user`, `dataset`, `group` (in "Error validating the schema of the … to follow.").
+    fn singular(self) -> &'static str {
+        match self {
+            Kind::User => "user",
+            Kind::Dataset => "dataset",
+            Kind::Group => "group",
+        }
+    }
+    /// `User`, `Dataset`, `Group` (in "Not found: …").
+    fn title(self) -> &'static str {
+        match self {
+            Kind::User => "User",
+            Kind::Dataset => "Dataset",
+            Kind::Group => "Group",
+        }
+    }
+}
+
+/// The id of the object an `id` (id or name) names, deleted ones included, as CKAN's
+/// `*_id_or_name_exists` validators find them; with its state.
+async fn object(
+    ctx: &mut ActionContext,
+    kind: Kind,
+    r: &str,
+) -> CkanResult<Option<(String, String)>> {
+    Ok(match kind {
+        Kind::User => ctx.user_row(r).await?.map(|u| (u.id, u.state)),
+        Kind::Dataset => ctx.package_row(r).await?.map(|p| (p.id, p.state)),
+        Kind::Group => ctx.group_row(r).await?.map(|g| (g.id, g.state)),
+    })
+}
+
+/// The logged-in caller's id, or CKAN's 403 (`You must be logged in to <verb> <kind>`).
+fn caller(ctx: &ActionContext, verb: &str, kind: Kind) -> CkanResult<String> {
+    ctx.user_id()
+        .map(str::to_string)
+        .ok_or_else(|| not_authorized(format!("You must be logged in to {verb} {}", kind.plural())))
+}
+
+/// `id` as CKAN's validators read it: a non-empty string (or number).
+fn id_param(p: &Params) -> Option<String> {
+    opt_str(p, "id").filter(|s| !s.trim().is_empty())
+}
+
+/// `follow_*`: the caller follows the object; following it again returns the same record.
+async fn follow(ctx: &mut ActionContext, p: Params, kind: Kind) -> CkanResult<Value> {
+    let me = caller(ctx, "follow", kind)?;
+    let id = id_param(&p);
+    // CKAN 2.12 checks that the caller may read a dataset or group before anything else.
+    match kind {
+        Kind::Dataset | Kind::Group => {
+            let what = if kind == Kind::Dataset {
+                "Package"
+            } else {
+                "Group"
+            };
+            let id = id.clone().ok_or_else(|| {
+                validation_message(format!("Missing id, can not get {what} object"))
+            })?;
+            let (action, (oid, _)) = match object(ctx, kind, &id).await? {
+                Some(o) if kind == Kind::Dataset => ("package_show", o),
+                Some(o) => ("group_show", o),
+                None => return Err(not_found("")),
+            };
+            let mut auth = Params::new();
+            auth.insert("id".into(), json!(oid));
+            ctx.check_access(action, &auth).await?;
+        }
+        Kind::User => {}
+    }
+    let schema_error = || {
+        validation_message(format!(
+            "Error validating the schema of the {} to follow.",
+            kind.singular()
+        ))
+    };
+    let Some(id) = id else {
+        return Err(schema_error());
+    };
+    let (oid, _) = object(ctx, kind, &id).await?.ok_or_else(schema_error)?;
+    if oid == me {
+        return Err(validation_message("You cannot follow yourself"));
+    }
+    let conn = ctx.db().await?;
+    let existing: Option<String> = sqlx::query_scalar(
+        "SELECT datetime FROM follower WHERE follower_id = $1 AND object_id = $2",
+    )
+    .bind(&me)
+    .bind(&oid)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let datetime = match existing {
+        Some(d) => d,
+        None => {
+            let now = now_iso();
+            sqlx::query(
+                "INSERT INTO follower (follower_id, object_id, object_type, datetime) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (follower_id, object_id) DO NOTHING",
+            )
+            .bind(&me)
+            .bind(&oid)
+            .bind(kind.singular())
+            .bind(&now)
+            .execute(&mut *conn)
+            .await?;
+            now
+        }
+    };
+    Ok(json!({"follower_id": me, "object_id": oid, "datetime": datetime}))
+}
+
+/// `unfollow_*`: null whether or not the caller followed the object.
+async fn unfollow(ctx: &mut ActionContext, p: Params, kind: Kind) -> CkanResult<Value> {
+    let me = caller(ctx, "unfollow", kind)?;
+    let schema_error =
+        || validation_message("Error validating the schema of the object to unfollow.");
+    let id = id_param(&p).ok_or_else(schema_error)?;
+    let (oid, _) = object(ctx, kind, &id).await?.ok_or_else(schema_error)?;
+    sqlx::query("DELETE FROM follower WHERE follower_id = $1 AND object_id = $2")
+        .bind(&me)
+        .bind(&oid)
+        .execute(ctx.db().await?)
+        .await?;
+    Ok(Value::Null)
+}
+
+/// The object of a read action's `id`, or CKAN's field errors (`Missing value`,
+/// `Not found: User`).
+async fn object_for_read(ctx: &mut ActionContext, p: &Params, kind: Kind) -> CkanResult<String> {
+    let id = id_param(p).ok_or_else(|| missing("id"))?;
+    match object(ctx, kind, &id).await? {
+        Some((oid, _)) => Ok(oid),
+        None => Err(validation()
+            .field("id", format!("Not found: {}", kind.title()))
+            .build()),
+    }
+}
+
+/// `am_following_*`: whether the logged-in caller follows the object.
+async fn am_following(ctx: &mut ActionContext, p: Params, kind: Kind) -> CkanResult<Value> {
+    let oid = object_for_read(ctx, &p, kind).await?;
+    let me = ctx
+        .user_id()
+        .map(str::to_string)
+        .ok_or_else(|| not_authorized(""))?;
+    let found: Option<String> = sqlx::query_scalar(
+        "SELECT object_id FROM follower WHERE follower_id = $1 AND object_id = $2",
+    )
+    .bind(&me)
+    .bind(&oid)
+    .fetch_optional(ctx.db().await?)
+    .await?;
+    Ok(json!(found.is_some()))
+}
+
+/// `*_follower_count`: the object's followers, deleted users and deleted objects left out.
+async fn follower_count(ctx: &mut ActionContext, p: Params, kind: Kind) -> CkanResult<Value> {
+    let oid = object_for_read(ctx, &p, kind).await?;
+    let (_, state) = object(ctx, kind, &oid).await?.unwrap_or_default();
+    if state == "deleted" {
+        return Ok(json!(0));
+    }
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM follower f JOIN catalog_user u ON u.id = f.follower_id \
+         WHERE f.object_id = $1 AND u.state <> 'deleted'",
+    )
+    .bind(&oid)
+    .fetch_one(ctx.db().await?)
+    .await?;
+    Ok(json!(n))
+}
+
+/// Declares each follower action and its (open) auth function: the actions check the caller
+/// themselves, in CKAN's order.
+macro_rules! follower_actions {
+    ($( $read:literal $name:literal $action:ident => $f:ident($kind:expr), $doc:literal; )*) => {
+        $(
+            struct $action;
+
+            #[async_trait]
+            impl Action for $action {
+                fn side_effect_free(&self) -> bool {
+                    $read
+                }
+                fn doc(&self) -> &'static str {
+                    $doc
+                }
+                async fn run(&self, ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+                    ctx.check_access($name, &p).await?;
+                    $f(ctx, p, $kind).await
+                }
+            }
+
+            register_action!($name, $action);
+            register_auth!($name, crate::actions::ActivityShowAuth);
+        )*
+    };
+}
+
+follower_actions! {
+    false "follow_user" FollowUser => follow(Kind::User), "Start following a user.\n\n:param id: the id or name of the user\n:rtype: dictionary (follower_id, object_id, datetime)";
+    false "follow_dataset" FollowDataset => follow(Kind::Dataset), "Start following a dataset.\n\n:param id: the id or name of the dataset\n:rtype: dictionary (follower_id, object_id, datetime)";
+    false "follow_group" FollowGroup => follow(Kind::Group), "Start following a group or organization.\n\n:param id: the id or name of the group\n:rtype: dictionary (follower_id, object_id, datetime)";
+    false "unfollow_user" UnfollowUser => unfollow(Kind::User), "Stop following a user.\n\n:param id: the id or name of the user";
+    false "unfollow_dataset" UnfollowDataset => unfollow(Kind::Dataset), "Stop following a dataset.\n\n:param id: the id or name of the dataset";
+    false "unfollow_group" UnfollowGroup => unfollow(Kind::Group), "Stop following a group or organization.\n\n:param id: the id or name of the group";
+    true "am_following_user" AmFollowingUser => am_following(Kind::User), "Return whether you follow a user.\n\n:param id: the id or name of the user\n:rtype: bool";
+    true "am_following_dataset" AmFollowingDataset => am_following(Kind::Dataset), "Return whether you follow a dataset.\n\n:param id: the id or name of the dataset\n:rtype: bool";
+    true "am_following_group" AmFollowingGroup => am_following(Kind::Group), "Return whether you follow a group or organization.\n\n:param id: the id or name of the group\n:rtype: bool";
+    true "user_follower_count" UserFollowerCount => follower_count(Kind::User), "Return how many users follow a user.\n\n:param id: the id or name of the user\n:rtype: int";
+    true "dataset_follower_count" DatasetFollowerCount => follower_count(Kind::Dataset), "Return how many users follow a dataset.\n\n:param id: the id or name of the dataset\n:rtype: int";
+    true "group_follower_count" GroupFollowerCount => follower_count(Kind::Group), "Return how many users follow a group.\n\n:param id: the id or name of the group\n:rtype: int";
+    true "organization_follower_count" OrganizationFollowerCount => follower_count(Kind::Group), "Return how many users follow an organization.\n\n:param id: the id or name of the organization\n:rtype: int";
+}

@@ -92,6 +92,20 @@ check("private stream for the sysadmin",
 check("organization stream leaves the private dataset out",
       private["id"] not in [a["object_id"] for a in anon.action.organization_activity_list(id=ORG)])
 
+outsider.action.follow_dataset(id=ds["id"])
+check("follower count", anon.action.dataset_follower_count(id=ds["id"]) == 1)
+check("am following", outsider.action.am_following_dataset(id=ds["id"]) is True)
+sysadmin.action.package_patch(id=ds["id"], title="for the dashboard")
+dash = outsider.action.dashboard_activity_list(limit=1)
+check("dashboard shows the followed dataset's change",
+      dash[0]["object_id"] == ds["id"] and dash[0]["is_new"] is True, dash[0].get("is_new"))
+check("new activities counted", outsider.action.dashboard_new_activities_count() >= 1)
+outsider.action.dashboard_mark_activities_old()
+check("marked seen", outsider.action.dashboard_new_activities_count() == 0)
+raises("dashboard needs a login", NotAuthorized, lambda: anon.action.dashboard_activity_list())
+outsider.action.unfollow_dataset(id=ds["id"])
+check("unfollowed", anon.action.dataset_follower_count(id=ds["id"]) == 0)
+
 e = raises("limit must be an integer", ValidationError,
            lambda: anon.action.package_activity_list(id=ds["id"], limit="x"))
 if e is not None:

@@ -71,17 +71,17 @@ fn limit(v: Option<&Value>, s: &ActivitySettings) -> Result<i64, Vec<String>> {
 }
 
 /// The parameters every activity list shares, as the params structs declare them.
-struct ListInput {
-    offset: Option<Natural>,
-    limit: Option<Value>,
-    before: Option<Value>,
-    after: Option<Value>,
-    activity_types: Option<Value>,
-    exclude_activity_types: Option<Value>,
+pub(crate) struct ListInput {
+    pub(crate) offset: Option<Natural>,
+    pub(crate) limit: Option<Value>,
+    pub(crate) before: Option<Value>,
+    pub(crate) after: Option<Value>,
+    pub(crate) activity_types: Option<Value>,
+    pub(crate) exclude_activity_types: Option<Value>,
 }
 
 /// The checked list parameters.
-struct ListOptions {
+pub(crate) struct ListOptions {
     offset: i64,
     limit: Option<i64>,
     before: Option<String>,
@@ -92,7 +92,11 @@ struct ListOptions {
 
 /// Checks the list parameters with CKAN's messages, all at once. `exclusive`: giving both
 /// `activity_types` and `exclude_activity_types` is an error (`package_activity_list`).
-fn list_options(ctx: &ActionContext, input: ListInput, exclusive: bool) -> CkanResult<ListOptions> {
+pub(crate) fn list_options(
+    ctx: &ActionContext,
+    input: ListInput,
+    exclusive: bool,
+) -> CkanResult<ListOptions> {
     let settings = *ctx
         .app
         .extension::<ActivitySettings>()
@@ -141,7 +145,7 @@ fn list_options(ctx: &ActionContext, input: ListInput, exclusive: bool) -> CkanR
 }
 
 /// The caller's permission labels for the label filter, `None` for sysadmins.
-async fn caller_labels(ctx: &mut ActionContext) -> CkanResult<Option<Vec<String>>> {
+pub(crate) async fn caller_labels(ctx: &mut ActionContext) -> CkanResult<Option<Vec<String>>> {
     if ctx.is_sysadmin() || ctx.ignore_auth {
         return Ok(None);
     }
@@ -149,7 +153,7 @@ async fn caller_labels(ctx: &mut ActionContext) -> CkanResult<Option<Vec<String>
 }
 
 /// Runs a list query and returns CKAN's activity dicts.
-async fn run_list(
+pub(crate) async fn run_list(
     ctx: &mut ActionContext,
     scope: store::Scope<'_>,
     o: &ListOptions,
@@ -341,7 +345,10 @@ pub async fn recently_changed_packages_activity_list(
 }
 
 /// The activities as CKAN's dicts, each with its data rebuilt.
-async fn with_data(ctx: &mut ActionContext, rows: Vec<ActivityRow>) -> CkanResult<Value> {
+pub(crate) async fn with_data(
+    ctx: &mut ActionContext,
+    rows: Vec<ActivityRow>,
+) -> CkanResult<Value> {
     let heads: Vec<(i64, Value)> = rows
         .iter()
         .map(|r| (r.seq, r.to_dict(Value::Null)))

@@ -3,6 +3,9 @@
 //! in the changing call's transaction, from the domain events; the list and show actions read
 //! them back with CKAN's shapes, validation and visibility. See book/src/user-guide/activity.md.
 //!
+//! The dashboard: a user's own stream with those of what they follow, which of it is new
+//! (`dashboard_*`).
+//!
 //! Followers: users follow users, datasets, groups and organizations (`follow_*`,
 //! `unfollow_*`, `am_following_*`, `*_follower_count`).
 //!
@@ -12,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 mod actions;
+mod dashboard;
 mod followers;
 pub mod patch;
 mod record;
@@ -41,6 +45,11 @@ const MIGRATIONS: &[Migration] = &[
         // Portable DDL: one file for both stores.
         sqlite: include_str!("../migrations/0002_follower.sql"),
         postgres: include_str!("../migrations/0002_follower.sql"),
+    },
+    Migration {
+        version: "0003_dashboard",
+        sqlite: include_str!("../migrations/0003_dashboard.sql"),
+        postgres: include_str!("../migrations/0003_dashboard.sql"),
     },
 ];
 

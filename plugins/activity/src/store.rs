@@ -146,6 +146,9 @@ pub enum Scope<'a> {
     User(&'a str),
     /// Every dataset activity (`recently_changed_packages_activity_list`).
     Packages,
+    /// A user's dashboard: the user's own stream, and those of the users, datasets, groups and
+    /// organizations the user follows.
+    Dashboard(&'a str),
 }
 
 /// A page of activities, newest first, `offset` and `limit` applied, with CKAN's `before` /
@@ -195,6 +198,25 @@ pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec
             sql.push_str(&format!("(user_id = {ph} OR object_id = {ph})"));
         }
         Scope::Packages => sql.push_str("activity_type LIKE '%package'"),
+        Scope::Dashboard(me) => {
+            let ph = bind(me, &mut binds);
+            let followed = |types: &str| {
+                format!(
+                    "SELECT object_id FROM follower WHERE follower_id = {ph} AND object_type IN ({types})"
+                )
+            };
+            let groups = followed("'group'");
+            sql.push_str(&format!(
+                "(user_id = {ph} OR object_id = {ph} \
+                 OR user_id IN ({users}) OR object_id IN ({objects}) \
+                 OR object_id IN (SELECT p.id FROM member m JOIN package p ON p.id = m.table_id \
+                    WHERE m.group_id IN ({groups}) AND m.table_name = 'package' AND p.private = false \
+                    AND ((m.state = 'active' AND p.state = 'active') OR (m.state = 'deleted' AND p.state = 'deleted'))) \
+                 OR object_id IN (SELECT id FROM package WHERE owner_org IN ({groups}) AND private = false))",
+                users = followed("'user'"),
+                objects = followed("'user', 'dataset', 'group'"),
+            ));
+        }
     }
     if let Some(b) = &q.before {
         let ph = bind(b, &mut binds);

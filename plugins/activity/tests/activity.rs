@@ -554,6 +554,57 @@ async fn scenario(postgres: bool) {
         "Error validating the schema of the object to unfollow."
     );
 
+    // Bob's dashboard: his own stream and that of admin and office, whom he follows.
+    t.ok(
+        admin,
+        "package_patch",
+        json!({"id": "roads", "title": "Seen by bob"}),
+    )
+    .await;
+    let dash = t
+        .ok(Some(&bob), "dashboard_activity_list", json!({"limit": 100}))
+        .await;
+    assert_eq!(dash[0]["activity_type"], "changed package");
+    assert_eq!(dash[0]["data"]["package"]["title"], "Seen by bob");
+    assert_eq!(dash[0]["is_new"], true);
+    assert_eq!(
+        dash[0]
+            .as_object()
+            .unwrap()
+            .keys()
+            .next_back()
+            .map(String::as_str),
+        Some("is_new")
+    );
+    assert_eq!(secret_rows(&dash), 0, "a private dataset bob may not read");
+    let own = dash
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["object_id"] == json!(bob.id))
+        .expect("bob's own new user activity");
+    assert_eq!(own["is_new"], false);
+    assert_eq!(
+        t.ok(Some(&bob), "dashboard_new_activities_count", json!({}))
+            .await,
+        json!(1)
+    );
+    assert_eq!(
+        t.ok(Some(&bob), "dashboard_mark_activities_old", json!({}))
+            .await,
+        Value::Null
+    );
+    assert_eq!(
+        t.ok(Some(&bob), "dashboard_new_activities_count", json!({}))
+            .await,
+        json!(0)
+    );
+    let e = t.err(None, "dashboard_activity_list", json!({})).await;
+    assert_eq!(
+        e["message"],
+        "Access denied: You must be logged in to access your dashboard."
+    );
+
     // A deleted dataset's last activity.
     t.ok(admin, "package_delete", json!({"id": "roads"})).await;
     let after_delete = t

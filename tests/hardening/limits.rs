@@ -174,9 +174,11 @@ async fn memory_stays_bounded_while_datasets_are_written_and_read() {
     println!(
         "anonymous RSS {warm} KiB after 1,500 datasets, {after} KiB after 4,500: {per_dataset} bytes per dataset"
     );
-    // Each cached dict holds over 8 KiB of notes: unbounded, 3,000 more would add over 24 MiB.
+    // Each cached dict holds over 8 KiB of notes: an unbounded cache adds about 100 MiB here
+    // (measured). What may grow meanwhile is bounded too: SQLite's page caches (2 MiB for each
+    // of the pool's 8 connections) fill as the dataset and activity tables grow.
     assert!(
-        after.saturating_sub(warm) < 20 * 1024,
+        after.saturating_sub(warm) < 40 * 1024,
         "RSS grew by {} KiB for 3,000 datasets with a {budget}-byte cache",
         after - warm
     );

@@ -70,6 +70,12 @@ const MIGRATIONS: &[crate::plugin::Migration] = &[
 /// Splits a migration into statements at `;`, keeping SQLite trigger bodies
 /// (`BEGIN … END`) and PostgreSQL dollar-quoted bodies (`$$ … $$`) whole.
 fn statements(sql: &str) -> Vec<String> {
+    // Whole-line comments go first, so a `;` in a comment does not end a statement.
+    let sql = sql
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("--"))
+        .collect::<Vec<_>>()
+        .join("\n");
     let mut out = Vec::new();
     let mut cur = String::new();
     for piece in sql.split(';') {
@@ -77,12 +83,7 @@ fn statements(sql: &str) -> Vec<String> {
             cur.push(';');
         }
         cur.push_str(piece);
-        let t = cur.trim();
-        let body: String = t
-            .lines()
-            .filter(|l| !l.trim_start().starts_with("--"))
-            .collect::<Vec<_>>()
-            .join("\n");
+        let body = cur.trim();
         let upper = body.trim().to_ascii_uppercase();
         let open_dollar = body.matches("$$").count() % 2 == 1;
         let open_trigger = upper.starts_with("CREATE TRIGGER")
@@ -91,8 +92,8 @@ fn statements(sql: &str) -> Vec<String> {
         if open_dollar || open_trigger {
             continue;
         }
-        if !body.trim().is_empty() {
-            out.push(body.trim().to_string());
+        if !body.is_empty() {
+            out.push(body.to_string());
         }
         cur.clear();
     }
@@ -288,6 +289,16 @@ impl Db {
 #[cfg(test)]
 mod tests {
     use super::statements;
+
+    #[test]
+    fn a_semicolon_in_a_comment_does_not_end_a_statement() {
+        let sql =
+            "-- one; two\nCREATE TABLE a (x TEXT);\n-- three; four\nCREATE INDEX a_x ON a (x);\n";
+        assert_eq!(
+            statements(sql),
+            ["CREATE TABLE a (x TEXT)", "CREATE INDEX a_x ON a (x)"]
+        );
+    }
 
     #[test]
     fn splits_keeping_trigger_and_function_bodies() {

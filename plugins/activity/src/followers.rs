@@ -193,6 +193,49 @@ async fn follower_count(ctx: &mut ActionContext, p: Params, kind: Kind) -> CkanR
     Ok(json!(n))
 }
 
+/// What a followee count counts.
+#[derive(Clone, Copy)]
+enum Followees {
+    All,
+    Users,
+    Datasets,
+    Groups,
+    Organizations,
+}
+
+/// `followee_count` and `*_followee_count`: how many objects of a kind a user follows, deleted
+/// ones left out. (CKAN 2.12 counts followed groups whatever the kind: see docs/API-COMPAT.md.)
+async fn followee_count(ctx: &mut ActionContext, p: Params, which: Followees) -> CkanResult<Value> {
+    let me = object_for_read(ctx, &p, Kind::User).await?;
+    let users = "SELECT COUNT(*) FROM follower f JOIN catalog_user o ON o.id = f.object_id \
+                 WHERE f.follower_id = $1 AND f.object_type = 'user' AND o.state <> 'deleted'";
+    let datasets = "SELECT COUNT(*) FROM follower f JOIN package o ON o.id = f.object_id \
+                    WHERE f.follower_id = $1 AND f.object_type = 'dataset' AND o.state <> 'deleted'";
+    let groups = |org: bool| {
+        format!(
+            "SELECT COUNT(*) FROM follower f JOIN catalog_group o ON o.id = f.object_id \
+             WHERE f.follower_id = $1 AND f.object_type = 'group' AND o.state <> 'deleted' \
+             AND o.is_organization = {org}"
+        )
+    };
+    let queries: Vec<String> = match which {
+        Followees::All => vec![users.into(), datasets.into(), groups(false), groups(true)],
+        Followees::Users => vec![users.into()],
+        Followees::Datasets => vec![datasets.into()],
+        Followees::Groups => vec![groups(false)],
+        Followees::Organizations => vec![groups(true)],
+    };
+    let mut total = 0i64;
+    for sql in queries {
+        let n: i64 = sqlx::query_scalar(&sql)
+            .bind(&me)
+            .fetch_one(ctx.db().await?)
+            .await?;
+        total += n;
+    }
+    Ok(json!(total))
+}
+
 /// Declares each follower action and its (open) auth function: the actions check the caller
 /// themselves, in CKAN's order.
 macro_rules! follower_actions {
@@ -234,4 +277,9 @@ follower_actions! {
     true "dataset_follower_count" DatasetFollowerCount => follower_count(Kind::Dataset), "Return how many users follow a dataset.\n\n:param id: the id or name of the dataset\n:rtype: int";
     true "group_follower_count" GroupFollowerCount => follower_count(Kind::Group), "Return how many users follow a group.\n\n:param id: the id or name of the group\n:rtype: int";
     true "organization_follower_count" OrganizationFollowerCount => follower_count(Kind::Group), "Return how many users follow an organization.\n\n:param id: the id or name of the organization\n:rtype: int";
+    true "followee_count" FolloweeCount => followee_count(Followees::All), "Return how many users, datasets, groups and organizations a user follows.\n\n:param id: the id or name of the user\n:rtype: int";
+    true "user_followee_count" UserFolloweeCount => followee_count(Followees::Users), "Return how many users a user follows.\n\n:param id: the id or name of the user\n:rtype: int";
+    true "dataset_followee_count" DatasetFolloweeCount => followee_count(Followees::Datasets), "Return how many datasets a user follows.\n\n:param id: the id or name of the user\n:rtype: int";
+    true "group_followee_count" GroupFolloweeCount => followee_count(Followees::Groups), "Return how many groups a user follows.\n\n:param id: the id or name of the user\n:rtype: int";
+    true "organization_followee_count" OrganizationFolloweeCount => followee_count(Followees::Organizations), "Return how many organizations a user follows.\n\n:param id: the id or name of the user\n:rtype: int";
 }

@@ -522,6 +522,24 @@ async fn scenario(postgres: bool) {
             .await,
         json!(1)
     );
+    // Bob follows roads, admin and office: one of each kind but groups.
+    for (action, n) in [
+        ("followee_count", 3),
+        ("dataset_followee_count", 1),
+        ("user_followee_count", 1),
+        ("organization_followee_count", 1),
+        ("group_followee_count", 0),
+    ] {
+        assert_eq!(
+            t.ok(None, action, json!({"id": "bob"})).await,
+            json!(n),
+            "{action}"
+        );
+    }
+    let e = t
+        .err(None, "followee_count", json!({"id": "no-such"}))
+        .await;
+    assert_eq!(e["id"], json!(["Not found: User"]));
     let e = t
         .err(None, "user_follower_count", json!({"id": "no-such"}))
         .await;

@@ -193,6 +193,52 @@ async fn follower_count(ctx: &mut ActionContext, p: Params, kind: Kind) -> CkanR
     Ok(json!(n))
 }
 
+/// The keys of CKAN's `user_list_dictize`, in its order: what follower lists show of a user.
+const USER_LIST_KEYS: &[&str] = &[
+    "id",
+    "name",
+    "fullname",
+    "created",
+    "about",
+    "last_active",
+    "activity_streams_email_notifications",
+    "sysadmin",
+    "state",
+    "image_url",
+    "display_name",
+    "email_hash",
+    "number_created_packages",
+    "image_display_url",
+];
+
+/// `*_follower_list`: the object's followers (deleted users left out), oldest follow first.
+/// Sysadmins only, checked before the id, as in CKAN.
+async fn follower_list(ctx: &mut ActionContext, p: Params, kind: Kind) -> CkanResult<Value> {
+    if !(ctx.is_sysadmin() || ctx.ignore_auth) {
+        return Err(not_authorized("Not authorized"));
+    }
+    let oid = object_for_read(ctx, &p, kind).await?;
+    let ids: Vec<String> = sqlx::query_scalar(
+        "SELECT f.follower_id FROM follower f JOIN catalog_user u ON u.id = f.follower_id \
+         WHERE f.object_id = $1 AND u.state <> 'deleted' ORDER BY f.datetime, f.follower_id",
+    )
+    .bind(&oid)
+    .fetch_all(ctx.db().await?)
+    .await?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let mut q = Params::new();
+        q.insert("id".into(), json!(id));
+        let shown = ctx.call("user_show", q).await?;
+        let user: Map<String, Value> = USER_LIST_KEYS
+            .iter()
+            .map(|k| (k.to_string(), shown.get(*k).cloned().unwrap_or(Value::Null)))
+            .collect();
+        out.push(Value::Object(user));
+    }
+    Ok(Value::Array(out))
+}
+
 /// What a followee count counts.
 #[derive(Clone, Copy)]
 enum Followees {
@@ -277,6 +323,10 @@ follower_actions! {
     true "dataset_follower_count" DatasetFollowerCount => follower_count(Kind::Dataset), "Return how many users follow a dataset.\n\n:param id: the id or name of the dataset\n:rtype: int";
     true "group_follower_count" GroupFollowerCount => follower_count(Kind::Group), "Return how many users follow a group.\n\n:param id: the id or name of the group\n:rtype: int";
     true "organization_follower_count" OrganizationFollowerCount => follower_count(Kind::Group), "Return how many users follow an organization.\n\n:param id: the id or name of the organization\n:rtype: int";
+    true "user_follower_list" UserFollowerList => follower_list(Kind::User), "Return the users who follow a user. Sysadmins only.\n\n:param id: the id or name of the user\n:rtype: list of dictionaries";
+    true "dataset_follower_list" DatasetFollowerList => follower_list(Kind::Dataset), "Return the users who follow a dataset. Sysadmins only.\n\n:param id: the id or name of the dataset\n:rtype: list of dictionaries";
+    true "group_follower_list" GroupFollowerList => follower_list(Kind::Group), "Return the users who follow a group. Sysadmins only.\n\n:param id: the id or name of the group\n:rtype: list of dictionaries";
+    true "organization_follower_list" OrganizationFollowerList => follower_list(Kind::Group), "Return the users who follow an organization. Sysadmins only.\n\n:param id: the id or name of the organization\n:rtype: list of dictionaries";
     true "followee_count" FolloweeCount => followee_count(Followees::All), "Return how many users, datasets, groups and organizations a user follows.\n\n:param id: the id or name of the user\n:rtype: int";
     true "user_followee_count" UserFolloweeCount => followee_count(Followees::Users), "Return how many users a user follows.\n\n:param id: the id or name of the user\n:rtype: int";
     true "dataset_followee_count" DatasetFolloweeCount => followee_count(Followees::Datasets), "Return how many datasets a user follows.\n\n:param id: the id or name of the user\n:rtype: int";

@@ -522,6 +522,22 @@ async fn scenario(postgres: bool) {
             .await,
         json!(1)
     );
+    let followers = t
+        .ok(admin, "user_follower_list", json!({"id": "admin"}))
+        .await;
+    assert_eq!(followers.as_array().unwrap().len(), 1);
+    assert_eq!(followers[0]["name"], "bob");
+    let keys: Vec<&String> = followers[0].as_object().unwrap().keys().collect();
+    assert_eq!(keys.first().map(|k| k.as_str()), Some("id"));
+    assert_eq!(keys.len(), 14);
+    let e = t
+        .err(Some(&bob), "dataset_follower_list", json!({"id": "roads"}))
+        .await;
+    assert_eq!(e["message"], "Access denied: Not authorized");
+    let e = t
+        .err(admin, "group_follower_list", json!({"id": "no-such"}))
+        .await;
+    assert_eq!(e["id"], json!(["Not found: Group"]));
     // Bob follows roads, admin and office: one of each kind but groups.
     for (action, n) in [
         ("followee_count", 3),

@@ -14,7 +14,9 @@ use crate::support::{Kind, Server};
 /// `(status, head, body)`.
 async fn raw(addr: &str, request: &[u8]) -> (u16, String, String) {
     let mut s = TcpStream::connect(addr).await.expect("connect");
-    s.write_all(request).await.expect("write");
+    // A server may answer and close before it has read the whole of an oversized request: the
+    // write may then fail, and the answer is still there to read.
+    let _ = s.write_all(request).await;
     let mut buf = Vec::new();
     let mut chunk = [0u8; 65536];
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -110,7 +112,9 @@ async fn every_answer_under_api_is_json() {
             "headers over the server's buffer",
             format!(
                 "GET /api/3/action/status_show HTTP/1.1\r\n{host}X-Big: {}\r\n\r\n",
-                "b".repeat(500_000)
+                // Over twice hyper's 400 KB read buffer: one read never holds the whole head,
+                // however the bytes arrive.
+                "b".repeat(1_000_000)
             )
             .into_bytes(),
             431,

@@ -44,6 +44,30 @@ action_params! {
     pub struct DashboardMarkActivitiesOldParams {}
 }
 
+/// The dashboard's list parameters: no type filters (CKAN's dashboard schema has none).
+macro_rules! list_input {
+    ($($params:ty),*) => {$(
+        impl From<$params> for (ListInput, Params) {
+            fn from(p: $params) -> (ListInput, Params) {
+                let input = ListInput {
+                    offset: p.offset,
+                    limit: p.limit,
+                    before: p.before,
+                    after: p.after,
+                    activity_types: None,
+                    exclude_activity_types: None,
+                };
+                (input, p.__extras)
+            }
+        }
+    )*};
+}
+
+list_input!(
+    DashboardActivityListParams,
+    DashboardNewActivitiesCountParams
+);
+
 /// When the caller last marked the dashboard seen: the stored time, else the account's
 /// creation (CKAN sets it when the account is created).
 async fn last_viewed(ctx: &mut ActionContext, me: &str) -> CkanResult<String> {
@@ -98,16 +122,9 @@ pub async fn dashboard_activity_list(
     ctx: &mut ActionContext,
     p: DashboardActivityListParams,
 ) -> CkanResult<Value> {
-    let input = ListInput {
-        offset: p.offset,
-        limit: p.limit,
-        before: p.before,
-        after: p.after,
-        activity_types: None,
-        exclude_activity_types: None,
-    };
+    let (input, extras) = p.into();
     Ok(Value::Array(
-        dashboard(ctx, input, &p.__extras, "dashboard_activity_list").await?,
+        dashboard(ctx, input, &extras, "dashboard_activity_list").await?,
     ))
 }
 
@@ -115,15 +132,8 @@ pub async fn dashboard_new_activities_count(
     ctx: &mut ActionContext,
     p: DashboardNewActivitiesCountParams,
 ) -> CkanResult<Value> {
-    let input = ListInput {
-        offset: p.offset,
-        limit: p.limit,
-        before: p.before,
-        after: p.after,
-        activity_types: None,
-        exclude_activity_types: None,
-    };
-    let list = dashboard(ctx, input, &p.__extras, "dashboard_new_activities_count").await?;
+    let (input, extras) = p.into();
+    let list = dashboard(ctx, input, &extras, "dashboard_new_activities_count").await?;
     Ok(json!(list.iter().filter(|a| a["is_new"] == true).count()))
 }
 

@@ -77,18 +77,23 @@ pub async fn insert(
     skip_if_same: bool,
 ) -> CkanResult<bool> {
     let whole = serde_json::to_string(a.data)?;
-    let previous = sqlx::query(&format!(
-        "SELECT {COLS}, depth FROM activity WHERE object_id = $1 ORDER BY seq DESC LIMIT 1"
-    ))
+    // The previous activity's chain since its last whole copy, in one statement.
+    let chain = sqlx::query(
+        "SELECT seq, base_seq, depth, data FROM activity WHERE object_id = $1 AND seq >= \
+         COALESCE((SELECT MAX(seq) FROM activity WHERE object_id = $1 AND base_seq IS NULL), 0) \
+         ORDER BY seq",
+    )
     .bind(a.object_id)
-    .fetch_optional(&mut *conn)
+    .fetch_all(&mut *conn)
     .await?;
     let mut stored = (None, 0i64, whole.clone());
-    if let Some(prev) = previous {
-        let depth = prev.i("depth");
-        let prev = ActivityRow::from_row(&prev);
-        let seq = prev.seq;
-        let old = data_of(conn, vec![prev]).await?.remove(&seq);
+    if let Some(last) = chain.last() {
+        let (seq, depth) = (last.i("seq"), last.i("depth"));
+        let raw: HashMap<i64, (Option<i64>, String)> = chain
+            .iter()
+            .map(|r| (r.i("seq"), (r.oi("base_seq"), r.s("data"))))
+            .collect();
+        let old = Some(rebuild(seq, &raw, &mut HashMap::new())?);
         if skip_if_same && old.as_ref().is_some_and(|o| same_but_modified(o, a.data)) {
             return Ok(false);
         }

@@ -342,6 +342,21 @@ impl ActionContext {
         result
     }
 
+    /// Calls another action as CKAN's internal calls with `ignore_auth` do: no auth check runs
+    /// inside it (same caller, same transaction).
+    pub async fn call_ignoring_auth(&mut self, action: &str, params: Params) -> CkanResult<Value> {
+        let saved = std::mem::replace(&mut self.ignore_auth, true);
+        let result = self.call(action, params).await;
+        self.ignore_auth = saved;
+        result
+    }
+
+    /// Whether an enabled plugin registered an action of this name (what another plugin's
+    /// optional feature may call).
+    pub fn has_action(&self, action: &str) -> bool {
+        self.app.registry.action(action).is_some()
+    }
+
     /// Runs a top-level action call and commits its transaction when it succeeds.
     ///
     /// A call that lost a race in the store (a deadlock, a serialization failure, a unique key

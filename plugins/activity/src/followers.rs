@@ -227,19 +227,24 @@ async fn follower_list(ctx: &mut ActionContext, p: Params, kind: Kind) -> CkanRe
     .await?;
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
-        let mut q = Params::new();
-        q.insert("id".into(), json!(id));
-        let shown = ctx.call("user_show", q).await?;
-        let user: Map<String, Value> = USER_LIST_KEYS
-            .iter()
-            .map(|k| (k.to_string(), shown.get(*k).cloned().unwrap_or(Value::Null)))
-            .collect();
-        out.push(Value::Object(user));
+        out.push(user_list_dict(ctx, &id).await?);
     }
     Ok(Value::Array(out))
 }
 
-/// What a followee count counts.
+/// A user as `user_list_dictize` shows one.
+async fn user_list_dict(ctx: &mut ActionContext, id: &str) -> CkanResult<Value> {
+    let mut q = Params::new();
+    q.insert("id".into(), json!(id));
+    let shown = ctx.call_ignoring_auth("user_show", q).await?;
+    let user: Map<String, Value> = USER_LIST_KEYS
+        .iter()
+        .map(|k| (k.to_string(), shown.get(*k).cloned().unwrap_or(Value::Null)))
+        .collect();
+    Ok(Value::Object(user))
+}
+
+/// What a followee count or list covers.
 #[derive(Clone, Copy)]
 enum Followees {
     All,
@@ -249,37 +254,178 @@ enum Followees {
     Organizations,
 }
 
+impl Followees {
+    /// The kinds of object it covers, in the order CKAN's `followee_list` lists them, each
+    /// with its name there.
+    fn kinds(self) -> &'static [Followees] {
+        match self {
+            Followees::All => &[
+                Followees::Users,
+                Followees::Datasets,
+                Followees::Groups,
+                Followees::Organizations,
+            ],
+            Followees::Users => &[Followees::Users],
+            Followees::Datasets => &[Followees::Datasets],
+            Followees::Groups => &[Followees::Groups],
+            Followees::Organizations => &[Followees::Organizations],
+        }
+    }
+
+    fn type_name(self) -> &'static str {
+        match self {
+            Followees::Users => "user",
+            Followees::Datasets => "dataset",
+            Followees::Groups => "group",
+            Followees::Organizations | Followees::All => "organization",
+        }
+    }
+
+    /// The followed objects of one kind (`$1`: the follower), deleted ones left out:
+    /// `SELECT <what> FROM …`.
+    fn sql(self, what: &str) -> String {
+        let (table, object_type, org) = match self {
+            Followees::Users => ("catalog_user", "user", ""),
+            Followees::Datasets => ("package", "dataset", ""),
+            Followees::Groups => ("catalog_group", "group", " AND o.is_organization = false"),
+            Followees::Organizations | Followees::All => {
+                ("catalog_group", "group", " AND o.is_organization = true")
+            }
+        };
+        format!(
+            "SELECT {what} FROM follower f JOIN {table} o ON o.id = f.object_id \
+             WHERE f.follower_id = $1 AND f.object_type = '{object_type}' \
+             AND o.state <> 'deleted'{org}"
+        )
+    }
+}
+
 /// `followee_count` and `*_followee_count`: how many objects of a kind a user follows, deleted
 /// ones left out. (CKAN 2.12 counts followed groups whatever the kind: see docs/API-COMPAT.md.)
 async fn followee_count(ctx: &mut ActionContext, p: Params, which: Followees) -> CkanResult<Value> {
     let me = object_for_read(ctx, &p, Kind::User).await?;
-    let users = "SELECT COUNT(*) FROM follower f JOIN catalog_user o ON o.id = f.object_id \
-                 WHERE f.follower_id = $1 AND f.object_type = 'user' AND o.state <> 'deleted'";
-    let datasets = "SELECT COUNT(*) FROM follower f JOIN package o ON o.id = f.object_id \
-                    WHERE f.follower_id = $1 AND f.object_type = 'dataset' AND o.state <> 'deleted'";
-    let groups = |org: bool| {
-        format!(
-            "SELECT COUNT(*) FROM follower f JOIN catalog_group o ON o.id = f.object_id \
-             WHERE f.follower_id = $1 AND f.object_type = 'group' AND o.state <> 'deleted' \
-             AND o.is_organization = {org}"
-        )
-    };
-    let queries: Vec<String> = match which {
-        Followees::All => vec![users.into(), datasets.into(), groups(false), groups(true)],
-        Followees::Users => vec![users.into()],
-        Followees::Datasets => vec![datasets.into()],
-        Followees::Groups => vec![groups(false)],
-        Followees::Organizations => vec![groups(true)],
-    };
     let mut total = 0i64;
-    for sql in queries {
-        let n: i64 = sqlx::query_scalar(&sql)
+    for kind in which.kinds() {
+        let n: i64 = sqlx::query_scalar(&kind.sql("COUNT(*)"))
             .bind(&me)
             .fetch_one(ctx.db().await?)
             .await?;
         total += n;
     }
     Ok(json!(total))
+}
+
+/// The followee lists' check, CKAN's `_followee_list`: a user may list what they follow, a
+/// sysadmin what anyone follows; nobody else, and never an anonymous caller.
+async fn may_list_followees(ctx: &mut ActionContext, p: &Params) -> CkanResult<()> {
+    if ctx.is_sysadmin() || ctx.ignore_auth {
+        return Ok(());
+    }
+    let denied = || not_authorized("Not authorized");
+    let me = ctx.user_id().map(str::to_string).ok_or_else(denied)?;
+    let requested = match id_param(p) {
+        Some(id) => ctx.user_row(&id).await?.map(|u| u.id),
+        None => None,
+    };
+    if requested.as_deref() == Some(me.as_str()) {
+        Ok(())
+    } else {
+        Err(denied())
+    }
+}
+
+/// One followed object as the followee lists show it: `user_list_dictize`'s keys for a user,
+/// `package_dictize` for a dataset (none when the caller may not read it), `group_dictize`
+/// (datasets and users included, no follower count) for a group or organization.
+async fn followee_dict(
+    ctx: &mut ActionContext,
+    kind: Followees,
+    id: &str,
+) -> CkanResult<Option<Value>> {
+    let mut p = Params::new();
+    p.insert("id".into(), json!(id));
+    Ok(Some(match kind {
+        Followees::Users => user_list_dict(ctx, id).await?,
+        Followees::Datasets => match ctx.call("package_show", p).await {
+            Ok(d) => d,
+            Err(e) if e.kind == ErrorKind::Authorization => return Ok(None),
+            Err(e) => return Err(e),
+        },
+        Followees::Groups | Followees::Organizations | Followees::All => {
+            for k in ["include_datasets", "include_users"] {
+                p.insert(k.into(), json!(true));
+            }
+            p.insert("include_followers".into(), json!(false));
+            let action = if matches!(kind, Followees::Groups) {
+                "group_show"
+            } else {
+                "organization_show"
+            };
+            let mut d = ctx.call_ignoring_auth(action, p).await?;
+            if let Some(m) = d.as_object_mut() {
+                m.remove("num_followers");
+            }
+            d
+        }
+    }))
+}
+
+/// The objects of the kinds `which` covers that the user of `p`'s `id` follows, oldest follow
+/// first, each with its kind.
+async fn followees(
+    ctx: &mut ActionContext,
+    p: &Params,
+    which: Followees,
+) -> CkanResult<Vec<(Followees, Value)>> {
+    may_list_followees(ctx, p).await?;
+    let me = object_for_read(ctx, p, Kind::User).await?;
+    let mut out = Vec::new();
+    for kind in which.kinds() {
+        let sql = format!("{} ORDER BY f.datetime, f.object_id", kind.sql("f.object_id"));
+        let ids: Vec<String> = sqlx::query_scalar(&sql)
+            .bind(&me)
+            .fetch_all(ctx.db().await?)
+            .await?;
+        for id in ids {
+            if let Some(d) = followee_dict(ctx, *kind, &id).await? {
+                out.push((*kind, d));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `user_/dataset_/group_/organization_followee_list`: the dicts of what a user follows.
+async fn followee_list(ctx: &mut ActionContext, p: Params, which: Followees) -> CkanResult<Value> {
+    let found = followees(ctx, &p, which).await?;
+    Ok(Value::Array(found.into_iter().map(|(_, d)| d).collect()))
+}
+
+/// `followee_list`: everything a user follows as `{type, display_name, dict}`, sorted by
+/// display name (code point order, as Python sorts), those whose display name starts with `q`
+/// (case-insensitive) when it is given.
+async fn all_followees(ctx: &mut ActionContext, p: Params, _: Followees) -> CkanResult<Value> {
+    let found = followees(ctx, &p, Followees::All).await?;
+    let q = opt_str(&p, "q").map(|q| q.trim().to_lowercase());
+    let mut items: Vec<(String, Value)> = found
+        .into_iter()
+        .map(|(kind, d)| {
+            let name = ["display_name", "fullname", "title", "name"]
+                .iter()
+                .find_map(|k| d.get(*k).and_then(Value::as_str).filter(|s| !s.is_empty()))
+                .unwrap_or_default()
+                .to_string();
+            let item = json!({"type": kind.type_name(), "display_name": name, "dict": d});
+            (name, item)
+        })
+        .filter(|(name, _)| match &q {
+            Some(q) if !q.is_empty() => name.trim().to_lowercase().starts_with(q.as_str()),
+            _ => true,
+        })
+        .collect();
+    // Stable, as Python's sort: equal names keep the kinds' order.
+    items.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(Value::Array(items.into_iter().map(|(_, v)| v).collect()))
 }
 
 /// Declares each follower action and its (open) auth function: the actions check the caller
@@ -332,4 +478,9 @@ follower_actions! {
     true "dataset_followee_count" DatasetFolloweeCount => followee_count(Followees::Datasets), "Return how many datasets a user follows.\n\n:param id: the id or name of the user\n:rtype: int";
     true "group_followee_count" GroupFolloweeCount => followee_count(Followees::Groups), "Return how many groups a user follows.\n\n:param id: the id or name of the user\n:rtype: int";
     true "organization_followee_count" OrganizationFolloweeCount => followee_count(Followees::Organizations), "Return how many organizations a user follows.\n\n:param id: the id or name of the user\n:rtype: int";
+    true "followee_list" FolloweeList => all_followees(Followees::All), "Return everything a user follows: users, datasets, groups and organizations. Allowed for the user themself and sysadmins.\n\n:param id: the id or name of the user\n:param q: only objects whose display name starts with this (case-insensitive) (optional)\n:rtype: list of dictionaries, each with keys type, display_name and dict";
+    true "user_followee_list" UserFolloweeList => followee_list(Followees::Users), "Return the users a user follows. Allowed for the user themself and sysadmins.\n\n:param id: the id or name of the user\n:rtype: list of dictionaries";
+    true "dataset_followee_list" DatasetFolloweeList => followee_list(Followees::Datasets), "Return the datasets a user follows. Allowed for the user themself and sysadmins.\n\n:param id: the id or name of the user\n:rtype: list of dictionaries";
+    true "group_followee_list" GroupFolloweeList => followee_list(Followees::Groups), "Return the groups a user follows. Allowed for the user themself and sysadmins.\n\n:param id: the id or name of the user\n:rtype: list of dictionaries";
+    true "organization_followee_list" OrganizationFolloweeList => followee_list(Followees::Organizations), "Return the organizations a user follows. Allowed for the user themself and sysadmins.\n\n:param id: the id or name of the user\n:rtype: list of dictionaries";
 }

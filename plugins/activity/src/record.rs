@@ -23,13 +23,9 @@ struct Recorded {
 
 /// `package_show` of the dataset as the change left it, whoever made the change.
 async fn package_dict(ctx: &mut ActionContext, id: &str) -> CkanResult<Value> {
-    let saved = ctx.ignore_auth;
-    ctx.ignore_auth = true;
     let mut p = Params::new();
     p.insert("id".into(), json!(id));
-    let shown = ctx.call("package_show", p).await;
-    ctx.ignore_auth = saved;
-    shown
+    ctx.call_ignoring_auth("package_show", p).await
 }
 
 async fn package_activity(

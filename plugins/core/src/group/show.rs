@@ -16,12 +16,32 @@ async fn show(ctx: &mut ActionContext, id: String, p: Params, is_org: bool) -> C
         groups: bool_param(&p, "include_groups", true)?,
         counts: None,
     };
-    bool_param(&p, "include_followers", true)?;
+    let followers = bool_param(&p, "include_followers", true)?;
     let mut auth = p.clone();
     auth.insert("id".into(), json!(g.id));
     ctx.check_access(&format!("{}_show", kind(is_org)), &auth)
         .await?;
-    group_dict(ctx, &g, &opts).await
+    let mut d = group_dict(ctx, &g, &opts).await?;
+    if followers {
+        // CKAN counts with group_follower_count (organizations too); without the plugin that
+        // keeps followers, nobody follows.
+        d["num_followers"] = follower_count(ctx, "group_follower_count", &g.id).await?;
+    }
+    Ok(d)
+}
+
+/// The follower count a `*_follower_count` action gives, or 0 when no plugin registers it.
+pub(crate) async fn follower_count(
+    ctx: &mut ActionContext,
+    action: &str,
+    id: &str,
+) -> CkanResult<Value> {
+    if !ctx.has_action(action) {
+        return Ok(json!(0));
+    }
+    let mut p = Params::new();
+    p.insert("id".into(), json!(id));
+    ctx.call_ignoring_auth(action, p).await
 }
 
 action_params! {

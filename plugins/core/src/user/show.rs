@@ -23,7 +23,7 @@ pub async fn user_show(ctx: &mut ActionContext, p: UserShowParams) -> CkanResult
         .ok_or_else(|| not_found("User not found"))?;
     let include_datasets = bool_param(&p, "include_datasets", false)?;
     let include_hash = bool_param(&p, "include_password_hash", false)?;
-    bool_param(&p, "include_num_followers", false)?;
+    let num_followers = bool_param(&p, "include_num_followers", false)?;
     let mut auth = p.clone();
     auth.insert("id".into(), json!(u.id));
     ctx.check_access("user_show", &auth).await?;
@@ -40,6 +40,10 @@ pub async fn user_show(ctx: &mut ActionContext, p: UserShowParams) -> CkanResult
             ds.push(crate::package::show_row(ctx, &row).await?);
         }
         d.insert("datasets".into(), Value::Array(ds));
+    }
+    if num_followers {
+        let n = crate::group::show::follower_count(ctx, "user_follower_count", &u.id).await?;
+        d.insert("num_followers".into(), n);
     }
     Ok(Value::Object(d))
 }

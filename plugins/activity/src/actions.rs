@@ -170,6 +170,8 @@ pub(crate) async fn run_list(
             types: o.types.as_deref(),
             exclude_types: o.exclude.as_deref(),
             labels,
+            since: None,
+            oldest_first: false,
         },
     )
     .await?;
@@ -366,7 +368,7 @@ pub(crate) async fn with_data(
 }
 
 /// The activity an `id` names, or CKAN's 404.
-async fn load(ctx: &mut ActionContext, id: &str) -> CkanResult<ActivityRow> {
+pub(crate) async fn load(ctx: &mut ActionContext, id: &str) -> CkanResult<ActivityRow> {
     store::activity_by_id(ctx.db().await?, id)
         .await?
         .ok_or_else(|| not_found(""))
@@ -374,7 +376,7 @@ async fn load(ctx: &mut ActionContext, id: &str) -> CkanResult<ActivityRow> {
 
 /// CKAN's `activity_show` auth for a caller who is not a sysadmin: a dataset activity whose
 /// labels the caller holds, then reading (`include_data` false) or editing (true) the dataset.
-async fn check_activity_access(
+pub(crate) async fn check_activity_access(
     ctx: &mut ActionContext,
     a: &ActivityRow,
     include_data: bool,
@@ -475,9 +477,79 @@ pub async fn activity_data_show(
     }
 }
 
+action_params! {
+    /// Return the difference an activity made: the object's data before it (the previous
+    /// activity of the same object) and after it, as text, with both activities.
+    ///
+    /// :param id: the id of the activity
+    /// :param object_type: `package`, `group`, `organization` or `user`: the part of the
+    ///     data to compare
+    /// :param diff_type: `unified` (default), `context` or `html`
+    /// :rtype: dictionary with `diff` and `activities`
+    pub struct ActivityDiffParams {
+        /// the id of the activity
+        id: String,
+        /// the part of the data to compare (`package`, `group` …)
+        object_type: String,
+        /// `unified` (default), `context` or `html`
+        diff_type: Option<String>,
+    }
+}
+
+/// The anchor counter of Python's `HtmlDiff`: each HTML diff of the process numbers its
+/// anchors with the next value, as CKAN's do.
+/// The most lines (of both versions together) an html diff compares.
+const MAX_HTML_DIFF_LINES: usize = 3_000;
+
+static HTML_DIFFS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+pub async fn activity_diff(ctx: &mut ActionContext, p: ActivityDiffParams) -> CkanResult<Value> {
+    let a = load(ctx, &p.id).await?;
+    check_activity_access(ctx, &a, true).await?;
+    let prev = store::previous(ctx.db().await?, &a)
+        .await?
+        .ok_or_else(|| not_found("Previous activity for this object not found"))?;
+    let (prev_seq, seq) = (prev.seq, a.seq);
+    let heads = [prev.to_dict(Value::Null), a.to_dict(Value::Null)];
+    let mut data = store::data_of(ctx.db().await?, vec![prev, a]).await?;
+    let (before, after) = (
+        data.remove(&prev_seq).unwrap_or(Value::Null),
+        data.remove(&seq).unwrap_or(Value::Null),
+    );
+    let missing = || not_found("Could not find object in the activity data");
+    let (Some(old), Some(new)) = (before.get(&p.object_type), after.get(&p.object_type)) else {
+        return Err(missing());
+    };
+    let diff_type = p.diff_type.as_deref().unwrap_or("unified");
+    let index = if diff_type == "html" {
+        HTML_DIFFS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    } else {
+        0
+    };
+    if diff_type == "html"
+        && crate::difflib::json_lines(old).len() + crate::difflib::json_lines(new).len()
+            > MAX_HTML_DIFF_LINES
+    {
+        // Python's HtmlDiff takes cubic time on a large rewritten block: beyond this size it
+        // would hold a worker for minutes (docs/API-COMPAT.md).
+        return Err(validation_message(format!(
+            "The objects are too large for an html diff (more than {MAX_HTML_DIFF_LINES} lines): use diff_type unified or context"
+        )));
+    }
+    let (old, new, kind) = (old.clone(), new.clone(), diff_type.to_string());
+    // Diffing two large datasets is CPU work: off the async workers.
+    let diff = run_blocking(move || crate::difflib::activity_diff(&old, &new, &kind, index))
+        .await?
+        .ok_or_else(|| validation_message("diff_type not recognized"))?;
+    let [mut prev_dict, mut this_dict] = heads;
+    prev_dict["data"] = before;
+    this_dict["data"] = after;
+    Ok(json!({"diff": diff, "activities": [prev_dict, this_dict]}))
+}
+
 /// An object's activity list: whoever may see the object (`package_show`, `group_show`,
 /// `organization_show`, `user_show` decide).
-pub struct ShowAuth(&'static str);
+pub struct ShowAuth(pub(crate) &'static str);
 
 #[async_trait]
 impl AuthFunction for ShowAuth {
@@ -525,6 +597,7 @@ typed_actions! {
     "package_activity_list" PackageActivityList(PackageActivityListParams) => package_activity_list;
     "activity_show" ActivityShow(ActivityShowParams) => activity_show;
     "activity_data_show" ActivityDataShow(ActivityDataShowParams) => activity_data_show;
+    "activity_diff" ActivityDiff(ActivityDiffParams) => activity_diff;
     "group_activity_list" GroupActivityList(GroupActivityListParams) => group_activity_list;
     "organization_activity_list" OrganizationActivityList(OrganizationActivityListParams) => organization_activity_list;
     "user_activity_list" UserActivityList(UserActivityListParams) => user_activity_list;
@@ -534,6 +607,7 @@ typed_actions! {
 register_auth!("package_activity_list", ShowAuth("package_show"));
 register_auth!("activity_show", ActivityShowAuth);
 register_auth!("activity_data_show", ActivityShowAuth);
+register_auth!("activity_diff", ActivityShowAuth);
 register_auth!("group_activity_list", ShowAuth("group_show"));
 register_auth!("organization_activity_list", ShowAuth("organization_show"));
 register_auth!("user_activity_list", ShowAuth("user_show"));

@@ -381,7 +381,10 @@ async fn followees(
     let me = object_for_read(ctx, p, Kind::User).await?;
     let mut out = Vec::new();
     for kind in which.kinds() {
-        let sql = format!("{} ORDER BY f.datetime, f.object_id", kind.sql("f.object_id"));
+        let sql = format!(
+            "{} ORDER BY f.datetime, f.object_id",
+            kind.sql("f.object_id")
+        );
         let ids: Vec<String> = sqlx::query_scalar(&sql)
             .bind(&me)
             .fetch_all(ctx.db().await?)

@@ -16,7 +16,10 @@
 
 mod actions;
 mod dashboard;
+pub mod difflib;
 mod followers;
+mod legacy;
+mod maintenance;
 pub mod patch;
 mod record;
 mod store;

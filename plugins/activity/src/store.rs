@@ -11,6 +11,7 @@ use sqlx::AnyConnection;
 use crate::patch::{self, SNAPSHOT_EVERY};
 
 /// An activity as it is stored.
+#[derive(Clone)]
 pub struct ActivityRow {
     pub seq: i64,
     pub id: String,
@@ -151,6 +152,8 @@ pub enum Scope<'a> {
     User(&'a str),
     /// Every dataset activity (`recently_changed_packages_activity_list`).
     Packages,
+    /// Every activity (`revision_list`).
+    All,
     /// A user's dashboard: the user's own stream, and those of the users, datasets, groups and
     /// organizations the user follows.
     Dashboard(&'a str),
@@ -170,6 +173,10 @@ pub struct ListQuery<'a> {
     /// The caller's permission labels: dataset activities whose labels share none are left
     /// out (CKAN's `_filter_activities_by_permission_labels`); `None` for sysadmins.
     pub labels: Option<&'a [String]>,
+    /// Only activities after this time, without changing the order (`revision_list`).
+    pub since: Option<String>,
+    /// Oldest first, whatever `before` and `after` (`revision_list`'s `time_asc`).
+    pub oldest_first: bool,
 }
 
 pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec<ActivityRow>> {
@@ -203,6 +210,7 @@ pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec
             sql.push_str(&format!("(user_id = {ph} OR object_id = {ph})"));
         }
         Scope::Packages => sql.push_str("activity_type LIKE '%package'"),
+        Scope::All => sql.push_str("1 = 1"),
         Scope::Dashboard(me) => {
             let ph = bind(me, &mut binds);
             let followed = |types: &str| {
@@ -227,7 +235,7 @@ pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec
         let ph = bind(b, &mut binds);
         sql.push_str(&format!(" AND timestamp < {ph}"));
     }
-    if let Some(a) = &q.after {
+    for a in [&q.after, &q.since].into_iter().flatten() {
         let ph = bind(a, &mut binds);
         sql.push_str(&format!(" AND timestamp > {ph}"));
     }
@@ -247,7 +255,7 @@ pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec
         }
         sql.push_str(&format!(" AND ({})", any.join(" OR ")));
     }
-    let ascending = q.after.is_some() && q.before.is_none();
+    let ascending = q.oldest_first || (q.after.is_some() && q.before.is_none());
     sql.push_str(if ascending {
         " ORDER BY timestamp, seq"
     } else {
@@ -273,7 +281,7 @@ pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec
         .iter()
         .map(ActivityRow::from_row)
         .collect();
-    if ascending {
+    if ascending && !q.oldest_first {
         rows.reverse();
     }
     Ok(rows)
@@ -289,6 +297,22 @@ pub async fn activity_by_id(conn: &mut AnyConnection, id: &str) -> CkanResult<Op
             .as_ref()
             .map(ActivityRow::from_row),
     )
+}
+
+/// The activity of the same object just before `a`, if any.
+pub async fn previous(
+    conn: &mut AnyConnection,
+    a: &ActivityRow,
+) -> CkanResult<Option<ActivityRow>> {
+    Ok(sqlx::query(&format!(
+        "SELECT {COLS} FROM activity WHERE object_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT 1"
+    ))
+    .bind(&a.object_id)
+    .bind(a.seq)
+    .fetch_optional(&mut *conn)
+    .await?
+    .as_ref()
+    .map(ActivityRow::from_row))
 }
 
 /// The data of each activity, rebuilt from the whole copies and patches of its chain: one
@@ -366,4 +390,116 @@ fn rebuild(
         done.insert(s, value.clone());
     }
     Ok(value)
+}
+
+/// Which activities a deletion removes: a condition on the `activity` table, written for a
+/// given alias of it, and the values of its `$N` placeholders.
+pub struct Selection {
+    pub condition: fn(&str) -> String,
+    pub binds: Vec<String>,
+    /// Keep this many of each object's newest activities (`keep`), whatever the condition.
+    pub keep: Option<i64>,
+}
+
+impl Selection {
+    fn sql(&self, alias: &str) -> String {
+        let mut sql = (self.condition)(alias);
+        if let Some(keep) = self.keep {
+            sql = format!(
+                "({sql}) AND {alias}.seq IN (SELECT seq FROM (SELECT seq, ROW_NUMBER() OVER \
+                 (PARTITION BY object_id ORDER BY timestamp DESC, seq DESC) AS n FROM activity) r \
+                 WHERE r.n > {keep})"
+            );
+        }
+        sql
+    }
+
+    fn bind<'q>(
+        &'q self,
+        mut q: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+        for b in &self.binds {
+            q = q.bind(b);
+        }
+        q
+    }
+}
+
+/// How many activities a selection holds.
+pub async fn count(conn: &mut AnyConnection, s: &Selection) -> CkanResult<i64> {
+    let sql = format!(
+        "SELECT COUNT(*) AS n FROM activity WHERE {}",
+        s.sql("activity")
+    );
+    Ok(s.bind(sqlx::query(&sql))
+        .fetch_one(&mut *conn)
+        .await?
+        .i("n"))
+}
+
+/// Deletes the selected activities and returns how many. An activity that stays but whose data
+/// is a patch against a deleted one is first rewritten as a whole copy, so every remaining
+/// activity still reads back exactly.
+pub async fn delete(conn: &mut AnyConnection, s: &Selection) -> CkanResult<u64> {
+    let orphans = format!(
+        "SELECT c.seq FROM activity c JOIN activity d ON d.seq = c.base_seq \
+         WHERE {} AND NOT ({})",
+        s.sql("d"),
+        s.sql("c")
+    );
+    let seqs: Vec<i64> = s
+        .bind(sqlx::query(&orphans))
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(|r| r.i("seq"))
+        .collect();
+    for chunk in seqs.chunks(500) {
+        let sql = format!(
+            "SELECT {COLS} FROM activity WHERE seq IN ({})",
+            placeholders(chunk.len())
+        );
+        let mut q = sqlx::query(&sql);
+        for seq in chunk {
+            q = q.bind(*seq);
+        }
+        let rows: Vec<ActivityRow> = q
+            .fetch_all(&mut *conn)
+            .await?
+            .iter()
+            .map(ActivityRow::from_row)
+            .collect();
+        let data = data_of(conn, rows).await?;
+        for (seq, value) in data.iter().filter(|(seq, _)| chunk.contains(seq)) {
+            sqlx::query("UPDATE activity SET base_seq = NULL, depth = 0, data = $1 WHERE seq = $2")
+                .bind(serde_json::to_string(value)?)
+                .bind(*seq)
+                .execute(&mut *conn)
+                .await?;
+        }
+    }
+    let sql = format!("DELETE FROM activity WHERE {}", s.sql("activity"));
+    Ok(s.bind(sqlx::query(&sql))
+        .execute(&mut *conn)
+        .await?
+        .rows_affected())
+}
+
+/// How many activities are older than 1, 30 and 365 days, and how many there are.
+pub async fn age_counts(
+    conn: &mut AnyConnection,
+    now: chrono::NaiveDateTime,
+) -> CkanResult<[i64; 4]> {
+    let ago = |days: i64| format_iso(now - chrono::Duration::days(days));
+    let row = sqlx::query(
+        "SELECT COUNT(CASE WHEN timestamp < $1 THEN 1 END) AS d1, \
+         COUNT(CASE WHEN timestamp < $2 THEN 1 END) AS d30, \
+         COUNT(CASE WHEN timestamp < $3 THEN 1 END) AS d365, COUNT(*) AS total FROM activity",
+    )
+    .bind(ago(1))
+    .bind(ago(30))
+    .bind(ago(365))
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok([row.i("d1"), row.i("d30"), row.i("d365"), row.i("total")])
 }

@@ -688,3 +688,507 @@ async fn activities_on_sqlite() {
 async fn activities_on_postgres() {
     scenario(true).await;
 }
+
+/// Each activity's id and data, newest first.
+async fn history(t: &TestApp, id: &str) -> Vec<(String, Value)> {
+    let list = t
+        .ok(
+            Some(&t.admin),
+            "package_activity_list",
+            json!({"id": id, "limit": 100}),
+        )
+        .await;
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["id"].as_str().unwrap().to_string(), a["data"].clone()))
+        .collect()
+}
+
+/// activity_delete, activity_delete_all and activity_delete_counts: sysadmins only, CKAN's
+/// checks and messages, and every activity that stays reads back exactly as before, whatever
+/// was deleted from under its chain of patches.
+async fn deletion(postgres: bool) {
+    let t = TestApp::start(postgres).await;
+    let admin = Some(&t.admin);
+    let bob = user(&t.app, "bob", false).await;
+    t.ok(
+        admin,
+        "package_create",
+        json!({"name": "hist", "title": "t0"}),
+    )
+    .await;
+    for i in 1..40 {
+        t.ok(
+            admin,
+            "package_patch",
+            json!({"id": "hist", "title": format!("t{i}"), "notes": format!("n{}", i % 7)}),
+        )
+        .await;
+    }
+    let all = history(&t, "hist").await;
+    assert_eq!(all.len(), 40);
+    let same_as_before = |now: &[(String, Value)], gone: &[&str]| {
+        let expected: Vec<&(String, Value)> = all
+            .iter()
+            .filter(|(id, _)| !gone.contains(&id.as_str()))
+            .collect();
+        assert_eq!(now.len(), expected.len());
+        for (a, b) in now.iter().zip(expected) {
+            assert_eq!(a, b, "activity {} reads back changed", a.0);
+        }
+    };
+
+    // Who may, and CKAN's messages.
+    for who in [None, Some(&bob)] {
+        let e = t.err(who, "activity_delete", json!({"id": all[0].0})).await;
+        assert_eq!(e["message"], "Access denied");
+        let e = t.err(who, "activity_delete_counts", json!({})).await;
+        assert_eq!(e["message"], "Access denied");
+        let e = t.err(who, "activity_delete_all", json!({})).await;
+        assert_eq!(e["message"], "Access denied");
+    }
+    let e = t.err(admin, "activity_delete", json!({})).await;
+    assert_eq!(
+        e["__before"],
+        json!(["Either both start_date and end_date must be specified, or offset_days must be provided."])
+    );
+    let e = t
+        .err(admin, "activity_delete", json!({"offset_days": 0}))
+        .await;
+    assert!(e.get("__before").is_some(), "{e}");
+    let e = t
+        .err(
+            admin,
+            "activity_delete",
+            json!({"start_date": "yesterday", "end_date": "2030-01-01"}),
+        )
+        .await;
+    assert_eq!(e["start_date"], json!(["Date format incorrect"]));
+    let e = t
+        .err(admin, "activity_delete", json!({"offset_days": -1}))
+        .await;
+    assert_eq!(e["offset_days"], json!(["Must be a natural number"]));
+    let e = t
+        .err(
+            admin,
+            "activity_delete",
+            json!({"start_date": "2030-01-02", "end_date": "2030-01-01"}),
+        )
+        .await;
+    assert_eq!(e["message"], "start_date cannot be greater than end_date.");
+    let e = t
+        .err(
+            admin,
+            "activity_delete",
+            json!({"id": "00000000-0000-0000-0000-000000000000"}),
+        )
+        .await;
+    assert_eq!(e["message"], "Not found: Activity not found");
+    let r = t
+        .ok(admin, "activity_delete", json!({"offset_days": 1}))
+        .await;
+    assert_eq!(
+        r["message"],
+        "No activities found matching the specified criteria."
+    );
+    let counts = t.ok(admin, "activity_delete_counts", json!({})).await;
+    assert_eq!(counts["older_than_1_day"], 0);
+    let total_before = counts["total"].as_i64().unwrap();
+    assert!(total_before >= 40, "{counts}");
+
+    // One activity in the middle of a chain of patches (the 30th newest: later ones are
+    // patches against it).
+    let victim = all[30].0.clone();
+    let r = t.ok(admin, "activity_delete", json!({"id": victim})).await;
+    assert_eq!(r["message"], "Activity purged");
+    same_as_before(&history(&t, "hist").await, &[&victim]);
+
+    // A range by timestamp: the 20th to the 10th newest.
+    let list = t
+        .ok(
+            admin,
+            "package_activity_list",
+            json!({"id": "hist", "limit": 100}),
+        )
+        .await;
+    let stamp = |id: &str| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["id"] == json!(id))
+            .map(|a| a["timestamp"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    let (from, to) = (stamp(&all[20].0), stamp(&all[10].0));
+    let r = t
+        .ok(
+            admin,
+            "activity_delete",
+            json!({"start_date": from, "end_date": to}),
+        )
+        .await;
+    assert_eq!(r["message"], "Deleted 11 rows from the activity table.");
+    let gone: Vec<&str> = std::iter::once(victim.as_str())
+        .chain(all[10..=20].iter().map(|(id, _)| id.as_str()))
+        .collect();
+    same_as_before(&history(&t, "hist").await, &gone);
+
+    // keep: each object's 3 newest stay.
+    let r = t
+        .ok(
+            admin,
+            "activity_delete",
+            json!({"start_date": "2000-01-01", "end_date": "2100-01-01", "keep": 3}),
+        )
+        .await;
+    assert!(
+        r["message"].as_str().unwrap().starts_with("Deleted "),
+        "{r}"
+    );
+    let kept = history(&t, "hist").await;
+    assert_eq!(kept.len(), 3);
+    same_as_before(
+        &kept,
+        &all[3..]
+            .iter()
+            .map(|(id, _)| id.as_str())
+            .collect::<Vec<_>>(),
+    );
+
+    // Recording goes on over what remains.
+    t.ok(
+        admin,
+        "package_patch",
+        json!({"id": "hist", "title": "after"}),
+    )
+    .await;
+    let newest = history(&t, "hist").await;
+    assert_eq!(newest.len(), 4);
+    assert_eq!(newest[0].1["package"]["title"], "after");
+    assert_eq!(newest[1..], kept[..]);
+
+    let r = t.ok(admin, "activity_delete_all", json!({})).await;
+    assert!(
+        r["message"].as_str().unwrap().starts_with("Deleted "),
+        "{r}"
+    );
+    let counts = t.ok(admin, "activity_delete_counts", json!({})).await;
+    assert_eq!(counts["total"], 0);
+    let r = t.ok(admin, "activity_delete_all", json!({})).await;
+    assert_eq!(
+        r["message"],
+        "No activities found matching the specified criteria."
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletion_on_sqlite() {
+    deletion(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletion_on_postgres() {
+    deletion(true).await;
+}
+
+/// The older release's actions answered from the activity records: activity details, the
+/// HTML snippets and the revisions.
+async fn older_release(postgres: bool) {
+    let t = TestApp::start(postgres).await;
+    let admin = Some(&t.admin);
+    let org = t
+        .ok(admin, "organization_create", json!({"name": "old-org"}))
+        .await;
+    t.ok(
+        admin,
+        "group_create",
+        json!({"name": "old-group", "title": "Old <group>"}),
+    )
+    .await;
+    let ds = t
+        .ok(
+            admin,
+            "package_create",
+            json!({"name": "old", "title": "Old <b>data</b>", "owner_org": org["id"],
+                   "tags": [{"name": "alpha"}], "extras": [{"key": "k", "value": "v"}]}),
+        )
+        .await;
+    let res = t
+        .ok(
+            admin,
+            "resource_create",
+            json!({"package_id": "old", "url": "http://example.org/x.csv", "name": "x & y"}),
+        )
+        .await;
+    t.ok(
+        admin,
+        "package_patch",
+        json!({"id": "old", "notes": "changed"}),
+    )
+    .await;
+    t.ok(
+        admin,
+        "package_patch",
+        json!({"id": "old", "extras": [{"key": "k", "value": "w"}, {"key": "n", "value": "1"}]}),
+    )
+    .await;
+    t.ok(
+        admin,
+        "package_patch",
+        json!({"id": "old", "tags": [{"name": "alpha"}, {"name": "beta"}]}),
+    )
+    .await;
+    t.ok(
+        admin,
+        "package_create",
+        json!({"name": "old-private", "owner_org": org["id"], "private": true}),
+    )
+    .await;
+    let list = t
+        .ok(admin, "package_activity_list", json!({"id": "old"}))
+        .await;
+    let ids: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 5, "{list}");
+
+    // Details, newest first: tags, extras, notes, resource, creation.
+    let details = |v: &Value| -> Vec<(String, String)> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                (
+                    d["activity_type"].as_str().unwrap().to_string(),
+                    d["object_type"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    let d = t
+        .ok(None, "activity_detail_list", json!({"id": ids[0]}))
+        .await;
+    assert_eq!(details(&d), [pair("added", "tag")]);
+    assert_eq!(d[0]["data"]["tag"]["name"], "beta");
+    let keys: Vec<&String> = d[0].as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "id",
+            "activity_id",
+            "object_id",
+            "object_type",
+            "activity_type",
+            "data"
+        ]
+    );
+    assert_eq!(d[0]["activity_id"], json!(ids[0]));
+    let again = t
+        .ok(None, "activity_detail_list", json!({"id": ids[0]}))
+        .await;
+    assert_eq!(again[0]["id"], d[0]["id"], "detail ids are stable");
+    let d = t
+        .ok(None, "activity_detail_list", json!({"id": ids[1]}))
+        .await;
+    assert_eq!(
+        details(&d),
+        [pair("changed", "PackageExtra"), pair("new", "PackageExtra")],
+        "{d}"
+    );
+    let d = t
+        .ok(None, "activity_detail_list", json!({"id": ids[2]}))
+        .await;
+    assert_eq!(details(&d), [pair("changed", "Package")]);
+    let d = t
+        .ok(None, "activity_detail_list", json!({"id": ids[3]}))
+        .await;
+    assert_eq!(details(&d), [pair("new", "Resource")]);
+    assert_eq!(d[0]["object_id"], res["id"]);
+    let d = t
+        .ok(None, "activity_detail_list", json!({"id": ids[4]}))
+        .await;
+    assert_eq!(details(&d), [pair("new", "Package")]);
+    let e = t
+        .err(None, "activity_detail_list", json!({"id": "no-such"}))
+        .await;
+    assert_eq!(e["__type"], "Not Found Error");
+
+    // The HTML snippet: each sentence linked, every text escaped.
+    let html = t
+        .ok(None, "package_activity_list_html", json!({"id": "old"}))
+        .await;
+    let html = html.as_str().unwrap();
+    assert!(
+        html.starts_with("<ul class=\"activity\" data-module=\"activity-stream\" data-module-more=\"False\" data-module-context=\"package\" data-module-id=\"old\" data-module-offset=\"0\">"),
+        "{html}"
+    );
+    assert!(html.ends_with("</ul>"), "{html}");
+    assert_eq!(html.matches("<li class=\"item ").count(), 5);
+    assert!(html.contains("<li class=\"item added-tag\">"), "{html}");
+    assert!(html.contains("added the tag <a href=\"/dataset/?tags=beta\">beta</a> to the dataset <span><a href=\"/dataset/old\">Old &lt;b&gt;data&lt;/b&gt;</a></span>"), "{html}");
+    assert!(
+        html.contains(&format!(
+            "added the resource <a href=\"/dataset/{}/resource/{}\">x &amp; y</a> to the dataset",
+            ds["id"].as_str().unwrap(),
+            res["id"].as_str().unwrap()
+        )),
+        "{html}"
+    );
+    assert!(
+        html.contains(
+            "<span class=\"actor\"><a href=\"/user/admin\">admin</a></span> created the dataset"
+        ),
+        "{html}"
+    );
+    assert!(!html.contains("<b>"), "{html}");
+    let empty = t
+        .ok(
+            None,
+            "package_activity_list_html",
+            json!({"id": "old", "offset": 50}),
+        )
+        .await;
+    assert_eq!(
+        empty,
+        "<p class=\"empty\">No activities are within this activity stream</p>"
+    );
+    let paged = t
+        .ok(
+            None,
+            "package_activity_list_html",
+            json!({"id": "old", "offset": 1, "limit": 1}),
+        )
+        .await;
+    assert!(
+        paged
+            .as_str()
+            .unwrap()
+            .contains("<li class=\"load-less\"><a href=\"/dataset/activity/old?offset=0\""),
+        "{paged}"
+    );
+    let html = t
+        .ok(None, "group_activity_list_html", json!({"id": "old-group"}))
+        .await;
+    assert!(
+        html.as_str().unwrap().contains(
+            "created the group <span><a href=\"/group/old-group\">Old &lt;group&gt;</a></span>"
+        ),
+        "{html}"
+    );
+    // The plain action decides who may see it.
+    let e = t
+        .err(
+            None,
+            "package_activity_list_html",
+            json!({"id": "old-private"}),
+        )
+        .await;
+    assert_eq!(e["__type"], "Authorization Error");
+    let e = t.err(None, "dashboard_activity_list_html", json!({})).await;
+    assert_eq!(e["__type"], "Authorization Error");
+    let html = t.ok(admin, "dashboard_activity_list_html", json!({})).await;
+    assert!(
+        html.as_str()
+            .unwrap()
+            .contains("data-module-context=\"dashboard\" data-module-id=\"admin\""),
+        "{html}"
+    );
+
+    // Revisions.
+    let all = t.ok(admin, "revision_list", json!({})).await;
+    let all: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let public = t.ok(None, "revision_list", json!({})).await;
+    assert_eq!(
+        public.as_array().unwrap().len() + 1,
+        all.len(),
+        "the private dataset's creation is left out"
+    );
+    assert_eq!(
+        public
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|v| v == &json!(ids[0])),
+        all.iter().position(|v| *v == ids[0]).map(|p| p - 1)
+    );
+    let asc = t
+        .ok(admin, "revision_list", json!({"sort": "time_asc"}))
+        .await;
+    let mut reversed = all.clone();
+    reversed.reverse();
+    assert_eq!(asc, json!(reversed));
+    let since = t
+        .ok(admin, "revision_list", json!({"since_id": ids[1]}))
+        .await;
+    assert_eq!(
+        since,
+        json!(all[..all.iter().position(|v| *v == ids[1]).unwrap()])
+    );
+    let e = t.err(None, "revision_list", json!({"sort": "name"})).await;
+    assert_eq!(
+        e["message"],
+        "Invalid sort value. Allowable values: ['time_asc', 'time_desc']"
+    );
+    let e = t
+        .err(None, "revision_list", json!({"since_time": "yesterday"}))
+        .await;
+    assert_eq!(e["message"], "Timestamp did not parse");
+    let r = t.ok(None, "revision_show", json!({"id": ids[3]})).await;
+    let keys: Vec<&String> = r.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "id",
+            "timestamp",
+            "message",
+            "author",
+            "approved_timestamp",
+            "packages",
+            "groups"
+        ]
+    );
+    assert_eq!(r["packages"], json!(["old"]));
+    assert_eq!(r["author"], "admin");
+    let revs = t
+        .ok(None, "package_revision_list", json!({"id": "old"}))
+        .await;
+    assert_eq!(revs.as_array().unwrap().len(), 5);
+    assert_eq!(revs[0]["id"], json!(ids[0]));
+    assert!(revs[0].get("packages").is_none());
+    let e = t
+        .err(None, "package_revision_list", json!({"id": "old-private"}))
+        .await;
+    assert_eq!(e["__type"], "Authorization Error");
+    let revs = t
+        .ok(None, "group_revision_list", json!({"id": "old-group"}))
+        .await;
+    assert_eq!(revs.as_array().unwrap().len(), 1);
+    let revs = t
+        .ok(None, "organization_revision_list", json!({"id": "old-org"}))
+        .await;
+    assert_eq!(revs.as_array().unwrap().len(), 1);
+    let e = t
+        .err(None, "organization_revision_list", json!({"id": "no-such"}))
+        .await;
+    assert_eq!(e["__type"], "Not Found Error");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn older_release_on_sqlite() {
+    older_release(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn older_release_on_postgres() {
+    older_release(true).await;
+}

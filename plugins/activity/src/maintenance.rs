@@ -1,0 +1,225 @@
+//! Removing old activities (CKAN 2.12's `activity_delete`, `activity_delete_all` and
+//! `activity_delete_counts`, sysadmins only), with CKAN's checks and messages. Deleting never
+//! breaks what remains: an activity stored as a patch against a deleted one becomes a whole
+//! copy first ([`store::delete`]).
+
+use catalog_framework::prelude::*;
+
+use crate::store::{self, Selection};
+
+/// The auth function of the deletion actions: sysadmins only (they pass before it runs); to
+/// anyone else, anonymous or not, CKAN's bare `Access denied`.
+struct SysadminOnly;
+
+#[async_trait]
+impl AuthFunction for SysadminOnly {
+    fn allow_anonymous(&self) -> bool {
+        true
+    }
+    async fn check(&self, _ctx: &mut ActionContext, _data: &Params) -> CkanResult<()> {
+        Err(not_authorized(""))
+    }
+}
+
+/// CKAN's `isodate` after `ignore_empty`: absent, null or "" is no date; anything that is not
+/// an ISO date or date-time is `Date format incorrect`.
+fn date(key: &str, v: Option<&Value>, errs: &mut ValidationBuilder) -> Option<String> {
+    match v {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.is_empty() => None,
+        Some(v) => match v.as_str().and_then(parse_iso) {
+            Some(t) => Some(format_iso(t)),
+            None => {
+                errs.push(key, "Date format incorrect");
+                None
+            }
+        },
+    }
+}
+
+fn deleted_message(n: u64) -> Value {
+    json!({"message": format!("Deleted {n} rows from the activity table.")})
+}
+
+fn nothing_found() -> Value {
+    json!({"message": "No activities found matching the specified criteria."})
+}
+
+action_params! {
+    /// Delete activities: one by `id`, those between `start_date` and `end_date`, or those
+    /// older than `offset_days` days; with `keep`, each object's newest `keep` activities stay.
+    /// Sysadmins only.
+    pub struct ActivityDeleteParams {
+        /// the id of one activity to delete
+        id: Option<String>,
+        /// the start of a range (ISO 8601 date or date-time), with end_date
+        start_date: Option<Value>,
+        /// the end of a range (ISO 8601 date or date-time), with start_date
+        end_date: Option<Value>,
+        /// delete the activities older than this many days
+        offset_days: Option<Natural>,
+        /// keep this many of each object's newest activities
+        keep: Option<Natural>,
+        /// accepted for compatibility: the deletion runs in one transaction
+        batch_size: Option<Natural>,
+    }
+}
+
+pub async fn activity_delete(
+    ctx: &mut ActionContext,
+    p: ActivityDeleteParams,
+) -> CkanResult<Value> {
+    let mut errs = ValidationBuilder::default();
+    let start = date("start_date", p.start_date.as_ref(), &mut errs);
+    let end = date("end_date", p.end_date.as_ref(), &mut errs);
+    let id = p.id.filter(|id| !id.trim().is_empty());
+    let offset_days = p.offset_days.map(|n| n.0);
+    // CKAN's `ensure_id_or_date_criteria_provided` (offset_days 0 is no criterion).
+    let dated = (p.start_date.as_ref().is_some_and(truthy)
+        && p.end_date.as_ref().is_some_and(truthy))
+        || offset_days.is_some_and(|n| n != 0);
+    if id.is_none() && !dated {
+        errs.push(
+            "__before",
+            "Either both start_date and end_date must be specified, or offset_days must be provided.",
+        );
+    }
+    errs.finish()?;
+    ctx.check_access("activity_delete", &p.__extras).await?;
+    let conn = ctx.db().await?;
+    if let Some(id) = id {
+        let one = Selection {
+            condition: |a| format!("{a}.id = $1"),
+            binds: vec![id],
+            keep: None,
+        };
+        if store::count(conn, &one).await? == 0 {
+            return Err(not_found("Activity not found"));
+        }
+        store::delete(conn, &one).await?;
+        return Ok(json!({"message": "Activity purged"}));
+    }
+    let mut selection = match (offset_days, start, end) {
+        (Some(days), _, _) => {
+            let now = chrono::Utc::now().naive_utc();
+            let threshold = now
+                .checked_sub_signed(chrono::Duration::days(days.min(3_000_000)))
+                .unwrap_or(chrono::NaiveDateTime::MIN);
+            Selection {
+                condition: |a| format!("{a}.timestamp < $1"),
+                binds: vec![format_iso(threshold)],
+                keep: None,
+            }
+        }
+        (None, Some(start), Some(end)) => {
+            if start > end {
+                return Err(validation_message(
+                    "start_date cannot be greater than end_date.",
+                ));
+            }
+            Selection {
+                condition: |a| format!("{a}.timestamp BETWEEN $1 AND $2"),
+                binds: vec![start, end],
+                keep: None,
+            }
+        }
+        _ => {
+            return Ok(
+                json!({"message": "No activities found matching the specified criteria. \
+                Please provide either start_date and end_date or offset_days."}),
+            )
+        }
+    };
+    if store::count(conn, &selection).await? == 0 {
+        return Ok(nothing_found());
+    }
+    selection.keep = p.keep.map(|k| k.0).filter(|k| *k > 0);
+    let n = store::delete(conn, &selection).await?;
+    if n == 0 {
+        return Ok(nothing_found());
+    }
+    Ok(deleted_message(n))
+}
+
+/// Python's truthiness of a date parameter as the `__before` check reads it.
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::String(s) => !s.is_empty(),
+        Value::Bool(b) => *b,
+        _ => true,
+    }
+}
+
+action_params! {
+    /// Delete every activity. Sysadmins only.
+    pub struct ActivityDeleteAllParams {
+        /// accepted for compatibility: the deletion runs in one transaction
+        batch_size: Option<Natural>,
+    }
+}
+
+pub async fn activity_delete_all(
+    ctx: &mut ActionContext,
+    p: ActivityDeleteAllParams,
+) -> CkanResult<Value> {
+    ctx.check_access("activity_delete_all", &p.__extras).await?;
+    let all = Selection {
+        condition: |_| "1 = 1".into(),
+        binds: Vec::new(),
+        keep: None,
+    };
+    let conn = ctx.db().await?;
+    if store::count(conn, &all).await? == 0 {
+        return Ok(nothing_found());
+    }
+    let n = store::delete(conn, &all).await?;
+    Ok(deleted_message(n))
+}
+
+action_params! {
+    /// Return how many activities are older than 1, 30 and 365 days, and how many there are.
+    /// Sysadmins only.
+    pub struct ActivityDeleteCountsParams {}
+}
+
+pub async fn activity_delete_counts(
+    ctx: &mut ActionContext,
+    p: ActivityDeleteCountsParams,
+) -> CkanResult<Value> {
+    ctx.check_access("activity_delete_counts", &p.__extras)
+        .await?;
+    let now = chrono::Utc::now().naive_utc();
+    let [d1, d30, d365, total] = store::age_counts(ctx.db().await?, now).await?;
+    Ok(json!({
+        "older_than_1_day": d1,
+        "older_than_30_days": d30,
+        "older_than_365_days": d365,
+        "total": total,
+    }))
+}
+
+/// Declares each write action's struct and registers it with the sysadmin-only check.
+macro_rules! write_actions {
+    ($( $name:literal $action:ident($params:ty) => $f:path; )*) => {
+        $(
+            struct $action;
+            #[async_trait]
+            impl TypedAction for $action {
+                type Params = $params;
+                const READ: bool = false;
+                async fn run(&self, ctx: &mut ActionContext, params: $params) -> CkanResult<Value> {
+                    $f(ctx, params).await
+                }
+            }
+            register_action!($name, Typed($action));
+            register_auth!($name, SysadminOnly);
+        )*
+    };
+}
+
+write_actions! {
+    "activity_delete" ActivityDelete(ActivityDeleteParams) => activity_delete;
+    "activity_delete_all" ActivityDeleteAll(ActivityDeleteAllParams) => activity_delete_all;
+    "activity_delete_counts" ActivityDeleteCounts(ActivityDeleteCountsParams) => activity_delete_counts;
+}

@@ -27,6 +27,10 @@ pub struct ActivityRow {
 const COLS: &str =
     "seq, id, timestamp, user_id, object_id, activity_type, permission_labels, base_seq, data";
 
+/// [`COLS`] of the activity table aliased `a`.
+const ACOLS: &str = "a.seq, a.id, a.timestamp, a.user_id, a.object_id, a.activity_type, \
+    a.permission_labels, a.base_seq, a.data";
+
 impl ActivityRow {
     fn from_row(r: &AnyRow) -> ActivityRow {
         ActivityRow {
@@ -185,32 +189,39 @@ pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec
         binds.push(v.to_string());
         format!("${}", binds.len())
     };
-    let mut sql = format!("SELECT {COLS} FROM activity WHERE ");
-    match q.scope {
-        Scope::Object(id) => {
-            let ph = bind(id, &mut binds);
-            sql.push_str(&format!("object_id = {ph}"));
-        }
+    // Public datasets that are members of the groups `groups` (`= $1`, `IN (…)`) now (active members of active datasets,
+    // or deleted memberships of deleted ones), as CKAN's `_group_activity_query`.
+    let group_datasets = |groups: &str| {
+        format!(
+            "SELECT p.id FROM member m JOIN package p ON p.id = m.table_id \
+             WHERE m.group_id {groups} AND m.table_name = 'package' AND p.private = false \
+             AND ((m.state = 'active' AND p.state = 'active') OR (m.state = 'deleted' AND p.state = 'deleted'))"
+        )
+    };
+    // Each scope is one or more conditions on `a`, the activity table: the activities of a
+    // scope are those any condition selects.
+    let branches: Vec<String> = match q.scope {
+        Scope::Object(id) => vec![format!("a.object_id = {}", bind(id, &mut binds))],
         Scope::Group(id) => {
             let ph = bind(id, &mut binds);
-            sql.push_str(&format!(
-                "(object_id = {ph} OR object_id IN (SELECT p.id FROM member m JOIN package p ON p.id = m.table_id \
-                 WHERE m.group_id = {ph} AND m.table_name = 'package' AND p.private = false \
-                 AND ((m.state = 'active' AND p.state = 'active') OR (m.state = 'deleted' AND p.state = 'deleted'))))"
-            ));
+            vec![
+                format!("a.object_id = {ph}"),
+                format!("a.object_id IN ({})", group_datasets(&format!("= {ph}"))),
+            ]
         }
         Scope::Organization(id) => {
             let ph = bind(id, &mut binds);
-            sql.push_str(&format!(
-                "(object_id = {ph} OR object_id IN (SELECT id FROM package WHERE owner_org = {ph} AND private = false))"
-            ));
+            vec![
+                format!("a.object_id = {ph}"),
+                format!("a.object_id IN (SELECT id FROM package WHERE owner_org = {ph} AND private = false)"),
+            ]
         }
         Scope::User(id) => {
             let ph = bind(id, &mut binds);
-            sql.push_str(&format!("(user_id = {ph} OR object_id = {ph})"));
+            vec![format!("a.user_id = {ph}"), format!("a.object_id = {ph}")]
         }
-        Scope::Packages => sql.push_str("activity_type LIKE '%package'"),
-        Scope::All => sql.push_str("1 = 1"),
+        Scope::Packages => vec!["a.activity_type LIKE '%package'".into()],
+        Scope::All => vec!["1 = 1".into()],
         Scope::Dashboard(me) => {
             let ph = bind(me, &mut binds);
             let followed = |types: &str| {
@@ -219,58 +230,84 @@ pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec
                 )
             };
             let groups = followed("'group'");
-            sql.push_str(&format!(
-                "(user_id = {ph} OR object_id = {ph} \
-                 OR user_id IN ({users}) OR object_id IN ({objects}) \
-                 OR object_id IN (SELECT p.id FROM member m JOIN package p ON p.id = m.table_id \
-                    WHERE m.group_id IN ({groups}) AND m.table_name = 'package' AND p.private = false \
-                    AND ((m.state = 'active' AND p.state = 'active') OR (m.state = 'deleted' AND p.state = 'deleted'))) \
-                 OR object_id IN (SELECT id FROM package WHERE owner_org IN ({groups}) AND private = false))",
-                users = followed("'user'"),
-                objects = followed("'user', 'dataset', 'group'"),
-            ));
+            vec![
+                format!("a.user_id = {ph}"),
+                format!("a.object_id = {ph}"),
+                format!("a.user_id IN ({})", followed("'user'")),
+                format!("a.object_id IN ({})", followed("'user', 'dataset', 'group'")),
+                format!(
+                    "a.object_id IN ({})",
+                    group_datasets(&format!("IN ({groups})"))
+                ),
+                format!(
+                    "a.object_id IN (SELECT id FROM package WHERE owner_org IN ({groups}) AND private = false)"
+                ),
+            ]
         }
-    }
+    };
+    let mut filters = String::new();
     if let Some(b) = &q.before {
         let ph = bind(b, &mut binds);
-        sql.push_str(&format!(" AND timestamp < {ph}"));
+        filters.push_str(&format!(" AND a.timestamp < {ph}"));
     }
     for a in [&q.after, &q.since].into_iter().flatten() {
         let ph = bind(a, &mut binds);
-        sql.push_str(&format!(" AND timestamp > {ph}"));
+        filters.push_str(&format!(" AND a.timestamp > {ph}"));
     }
     for (list, op) in [(q.types, "IN"), (q.exclude_types, "NOT IN")] {
         if let Some(list) = list.filter(|l| !l.is_empty()) {
             let phs: Vec<String> = list.iter().map(|t| bind(t, &mut binds)).collect();
-            sql.push_str(&format!(" AND activity_type {op} ({})", phs.join(", ")));
+            filters.push_str(&format!(" AND a.activity_type {op} ({})", phs.join(", ")));
         }
     }
     if let Some(labels) = q.labels {
         // Labels are written by the framework (`public`, `member-<uuid>` …): no LIKE wildcard
         // can occur in them.
-        let mut any = vec!["activity_type NOT LIKE '%package'".to_string()];
+        let mut any = vec!["a.activity_type NOT LIKE '%package'".to_string()];
         for l in labels.iter().filter(|l| !l.contains(['%', '_', '"', '\\'])) {
             let ph = bind(&format!("%\"{l}\"%"), &mut binds);
-            any.push(format!("permission_labels LIKE {ph}"));
+            any.push(format!("a.permission_labels LIKE {ph}"));
         }
-        sql.push_str(&format!(" AND ({})", any.join(" OR ")));
+        filters.push_str(&format!(" AND ({})", any.join(" OR ")));
     }
     let ascending = q.oldest_first || (q.after.is_some() && q.before.is_none());
-    sql.push_str(if ascending {
-        " ORDER BY timestamp, seq"
+    let order = if ascending {
+        " ORDER BY a.timestamp, a.seq"
     } else {
-        " ORDER BY timestamp DESC, seq DESC"
-    });
-    if let Some(limit) = q.limit {
-        sql.push_str(&format!(" LIMIT {limit}"));
-    }
-    if q.offset > 0 {
-        if q.limit.is_none() {
-            // SQLite takes an OFFSET only after a LIMIT: the largest one, on both stores.
-            sql.push_str(&format!(" LIMIT {}", i64::MAX));
-        }
-        sql.push_str(&format!(" OFFSET {}", q.offset));
-    }
+        " ORDER BY a.timestamp DESC, a.seq DESC"
+    };
+    // SQLite takes an OFFSET only after a LIMIT: the largest one, on both stores.
+    let page = match (q.limit, q.offset) {
+        (Some(limit), 0) => format!(" LIMIT {limit}"),
+        (Some(limit), offset) => format!(" LIMIT {limit} OFFSET {offset}"),
+        (None, 0) => String::new(),
+        (None, offset) => format!(" LIMIT {} OFFSET {offset}", i64::MAX),
+    };
+    let sql = if branches.len() == 1 {
+        format!(
+            "SELECT {ACOLS} FROM activity a WHERE {}{filters}{order}{page}",
+            branches[0]
+        )
+    } else {
+        // One indexed query per condition, each cut to the page's end, then merged: no
+        // condition ORed with another makes the database read every activity.
+        let cut = q
+            .limit
+            .map(|l| format!(" LIMIT {}", l.saturating_add(q.offset)));
+        let parts: Vec<String> = branches
+            .iter()
+            .map(|b| {
+                format!(
+                    "SELECT seq FROM (SELECT a.seq FROM activity a WHERE {b}{filters}{order}{}) s",
+                    cut.as_deref().unwrap_or("")
+                )
+            })
+            .collect();
+        format!(
+            "SELECT {ACOLS} FROM activity a WHERE a.seq IN ({}){order}{page}",
+            parts.join(" UNION ")
+        )
+    };
     let mut query = sqlx::query(&sql);
     for b in &binds {
         query = query.bind(b);

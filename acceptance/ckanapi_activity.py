@@ -103,8 +103,44 @@ check("new activities counted", outsider.action.dashboard_new_activities_count()
 outsider.action.dashboard_mark_activities_old()
 check("marked seen", outsider.action.dashboard_new_activities_count() == 0)
 raises("dashboard needs a login", NotAuthorized, lambda: anon.action.dashboard_activity_list())
+me = outsider.action.user_show()
+followees = outsider.action.followee_list(id=me["name"])
+check("followee_list", [(f["type"], f["dict"]["id"]) for f in followees] == [("dataset", ds["id"])], followees)
+check("followee_list q", outsider.action.followee_list(id=me["name"], q="zzz") == [])
+check("dataset_followee_list", [d["id"] for d in outsider.action.dataset_followee_list(id=me["name"])] == [ds["id"]])
+raises("followee_list is not public", NotAuthorized, lambda: anon.action.followee_list(id=me["name"]))
+outsider.action.follow_group(id=ORG)
+check("num_followers", anon.action.organization_show(id=ORG)["num_followers"] == 1)
+outsider.action.unfollow_group(id=ORG)
 outsider.action.unfollow_dataset(id=ds["id"])
 check("unfollowed", anon.action.dataset_follower_count(id=ds["id"]) == 0)
+
+# activity_diff, the older release's details, snippets and revisions.
+newest = stream[0]["id"]
+diff = sysadmin.action.activity_diff(id=newest, object_type="package")
+check("activity_diff unified", diff["diff"].startswith("--- \n\n+++ \n\n@@") and
+      '+  "num_resources": 1,' in diff["diff"], diff["diff"][:200])
+check("activity_diff activities", [a["id"] for a in diff["activities"]] == [stream[1]["id"], newest])
+check("activity_diff context", sysadmin.action.activity_diff(
+    id=newest, object_type="package", diff_type="context")["diff"].startswith("*** \n\n--- \n\n"))
+check("activity_diff html", '<table class="diff"' in sysadmin.action.activity_diff(
+    id=newest, object_type="package", diff_type="html")["diff"])
+raises("activity_diff needs edit rights", NotAuthorized,
+       lambda: anon.action.activity_diff(id=newest, object_type="package"))
+details = anon.action.activity_detail_list(id=newest)
+check("activity_detail_list", [(d["activity_type"], d["object_type"]) for d in details] == [("new", "Resource")],
+      details)
+html = anon.action.package_activity_list_html(id=ds["name"])
+check("package_activity_list_html", html.startswith('<ul class="activity"') and "added the resource" in html,
+      html[:200])
+revisions = sysadmin.action.revision_list()
+check("revision_list", newest in revisions, revisions[:3])
+check("package_revision_list", [r["id"] for r in anon.action.package_revision_list(id=ds["name"])][-5:]
+      == [a["id"] for a in stream][-5:])
+check("revision_show", anon.action.revision_show(id=newest)["packages"] == [ds["name"]])
+counts = sysadmin.action.activity_delete_counts()
+check("activity_delete_counts", counts["total"] >= 5 and counts["older_than_1_day"] >= 0, counts)
+raises("activity_delete is for sysadmins", NotAuthorized, lambda: outsider.action.activity_delete(id=newest))
 
 e = raises("limit must be an integer", ValidationError,
            lambda: anon.action.package_activity_list(id=ds["id"], limit="x"))

@@ -77,7 +77,8 @@ catalog sysadmin add bench-admin --email bench@example.org --password 'bench-pas
 TOKEN="$(catalog user token add bench-admin bench | tail -n1)"
 [[ "$TOKEN" == ctk_* ]] || { log "unexpected token output: $TOKEN"; exit 1; }
 
-catalog serve --bind "127.0.0.1:${PORT}" >"$DATA_DIR/server.log" 2>&1 &
+# The binary itself in the background: the function's subshell would survive the kill below.
+"$BIN" --data-dir "$DATA_DIR" "${DB_ARGS[@]}" serve --bind "127.0.0.1:${PORT}" >"$DATA_DIR/server.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 1 120); do
     curl -sf -o /dev/null "${API}/status_show" && break

@@ -78,6 +78,7 @@ pub(crate) struct ListInput {
     pub(crate) after: Option<Value>,
     pub(crate) activity_types: Option<Value>,
     pub(crate) exclude_activity_types: Option<Value>,
+    pub(crate) include_hidden_activity: Option<Value>,
 }
 
 /// The checked list parameters.
@@ -88,6 +89,9 @@ pub(crate) struct ListOptions {
     after: Option<String>,
     types: Option<Vec<String>>,
     exclude: Option<Vec<String>>,
+    /// Leave out the activities of `catalog.hide_activity_from_users` (unless a sysadmin asks
+    /// for `include_hidden_activity` where CKAN allows it).
+    hide_users: bool,
 }
 
 /// Checks the list parameters with CKAN's messages, all at once. `exclusive`: giving both
@@ -134,6 +138,19 @@ pub(crate) fn list_options(
         );
     }
     errs.finish()?;
+    // CKAN's boolean_validator: a true-ish value asks for hidden activity; only a sysadmin gets
+    // it (anyone else's request is ignored, as the parameter is documented).
+    let include_hidden = match &input.include_hidden_activity {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(t)) => {
+            matches!(
+                t.trim().to_lowercase().as_str(),
+                "true" | "yes" | "t" | "y" | "1" | "on"
+            )
+        }
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
+        _ => false,
+    };
     Ok(ListOptions {
         offset: input.offset.map_or(0, |o| o.0),
         limit,
@@ -141,6 +158,7 @@ pub(crate) fn list_options(
         after,
         types,
         exclude,
+        hide_users: !(include_hidden && (ctx.is_sysadmin() || ctx.ignore_auth)),
     })
 }
 
@@ -159,6 +177,11 @@ pub(crate) async fn run_list(
     o: &ListOptions,
     labels: Option<&[String]>,
 ) -> CkanResult<Value> {
+    let hidden = if o.hide_users {
+        hidden_user_ids(ctx).await?
+    } else {
+        Vec::new()
+    };
     let rows = store::list(
         ctx.db().await?,
         &ListQuery {
@@ -172,10 +195,27 @@ pub(crate) async fn run_list(
             labels,
             since: None,
             oldest_first: false,
+            exclude_users: Some(&hidden).filter(|h| !h.is_empty()).map(Vec::as_slice),
         },
     )
     .await?;
     with_data(ctx, rows).await
+}
+
+/// The ids of the users named by `catalog.hide_activity_from_users`.
+async fn hidden_user_ids(ctx: &mut ActionContext) -> CkanResult<Vec<String>> {
+    let names = ctx
+        .app
+        .extension::<crate::HiddenUsers>()
+        .map(|h| h.0.clone())
+        .unwrap_or_default();
+    let mut ids = Vec::with_capacity(names.len());
+    for name in names {
+        if let Some(u) = ctx.user_row(&name).await? {
+            ids.push(u.id);
+        }
+    }
+    Ok(ids)
 }
 
 /// Declares the params struct of an activity list: its own fields, then the shared ones.
@@ -198,7 +238,9 @@ macro_rules! list_params {
                 activity_types: Option<Value>,
                 /// no activities of these types (a list)
                 exclude_activity_types: Option<Value>,
-                /// include the site user's activity (sysadmins only; no activity is hidden yet)
+                /// include the activity of the users catalog.hide_activity_from_users names
+                /// (sysadmins only; the user, dashboard and recently-changed lists always
+                /// leave it out, as in CKAN)
                 include_hidden_activity: Option<Value>,
             }
         }
@@ -212,6 +254,7 @@ macro_rules! list_params {
                     after: self.after.take(),
                     activity_types: self.activity_types.take(),
                     exclude_activity_types: self.exclude_activity_types.take(),
+                    include_hidden_activity: self.include_hidden_activity.take(),
                 }
             }
         }
@@ -320,6 +363,7 @@ pub async fn user_activity_list(
     let mut o = list_options(ctx, p.list_input(), false)?;
     o.types = None;
     o.exclude = None;
+    o.hide_users = true;
     let u = ctx.user_row(&p.id).await?.ok_or_else(|| not_found(""))?;
     let mut auth = p.__extras;
     auth.insert("id".into(), json!(u.id));
@@ -340,6 +384,7 @@ pub async fn recently_changed_packages_activity_list(
 ) -> CkanResult<Value> {
     let mut o = list_options(ctx, p.list_input(), false)?;
     (o.before, o.after, o.types, o.exclude) = (None, None, None, None);
+    o.hide_users = true;
     ctx.check_access("recently_changed_packages_activity_list", &p.__extras)
         .await?;
     let labels = caller_labels(ctx).await?;

@@ -56,6 +56,7 @@ macro_rules! list_input {
                     after: p.after,
                     activity_types: None,
                     exclude_activity_types: None,
+                    include_hidden_activity: None,
                 };
                 (input, p.__extras)
             }

@@ -738,6 +738,7 @@ pub async fn revision_list(ctx: &mut ActionContext, p: RevisionListParams) -> Ck
             exclude_types: None,
             labels: labels.as_deref(),
             oldest_first,
+            exclude_users: None,
         },
     )
     .await?;
@@ -778,6 +779,7 @@ async fn object_revisions(ctx: &mut ActionContext, object_id: &str) -> CkanResul
             exclude_types: None,
             labels: None,
             oldest_first: false,
+            exclude_users: None,
         },
     )
     .await?;

@@ -37,6 +37,11 @@ pub struct ActivitySettings {
     pub list_limit_max: i64,
 }
 
+/// `catalog.hide_activity_from_users`: the users whose activity the lists leave out (CKAN's
+/// `ckan.hide_activity_from_users`; CKAN's default, the site user, comes with the site user).
+#[derive(Debug, Clone, Default)]
+pub struct HiddenUsers(pub Vec<String>);
+
 const MIGRATIONS: &[Migration] = &[
     Migration {
         version: "0001_activity",
@@ -80,6 +85,25 @@ impl Plugin for ActivityPlugin {
             list_limit,
             list_limit_max,
         });
+        let key = "catalog.hide_activity_from_users";
+        let hidden: Vec<String> = match setup.section(key) {
+            Value::Null => Vec::new(),
+            Value::String(s) => s
+                .split([' ', ',', '\n', '\t'])
+                .filter(|n| !n.is_empty())
+                .map(str::to_string)
+                .collect(),
+            Value::Array(items) => items
+                .iter()
+                .map(|i| {
+                    i.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| anyhow::anyhow!("{key} must list user names, not {i}"))
+                })
+                .collect::<anyhow::Result<_>>()?,
+            v => anyhow::bail!("{key} must be a list of user names, not {v}"),
+        };
+        setup.insert(HiddenUsers(hidden));
         Ok(())
     }
 

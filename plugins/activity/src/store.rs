@@ -181,6 +181,8 @@ pub struct ListQuery<'a> {
     pub since: Option<String>,
     /// Oldest first, whatever `before` and `after` (`revision_list`'s `time_asc`).
     pub oldest_first: bool,
+    /// Leave out what these users did (`catalog.hide_activity_from_users`).
+    pub exclude_users: Option<&'a [String]>,
 }
 
 pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec<ActivityRow>> {
@@ -259,6 +261,13 @@ pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec
             let phs: Vec<String> = list.iter().map(|t| bind(t, &mut binds)).collect();
             filters.push_str(&format!(" AND a.activity_type {op} ({})", phs.join(", ")));
         }
+    }
+    if let Some(users) = q.exclude_users.filter(|u| !u.is_empty()) {
+        let phs: Vec<String> = users.iter().map(|u| bind(u, &mut binds)).collect();
+        filters.push_str(&format!(
+            " AND (a.user_id IS NULL OR a.user_id NOT IN ({}))",
+            phs.join(", ")
+        ));
     }
     if let Some(labels) = q.labels {
         // Labels are written by the framework (`public`, `member-<uuid>` …): no LIKE wildcard

@@ -22,6 +22,10 @@ struct TestApp {
 
 impl TestApp {
     async fn start(postgres: bool) -> TestApp {
+        TestApp::start_with(postgres, |_| {}).await
+    }
+
+    async fn start_with(postgres: bool, configure: impl FnOnce(&mut Config)) -> TestApp {
         let dir = tempfile::tempdir().unwrap();
         let (url, db) = if postgres {
             let db = ScratchDb::create("catalog_activity")
@@ -36,6 +40,7 @@ impl TestApp {
         };
         let mut config = Config::default();
         config.catalog.auth.create_unowned_dataset = true;
+        configure(&mut config);
         let app = catalog_framework::host::build_app(config, &url, dir.path().into())
             .await
             .unwrap();
@@ -1191,4 +1196,109 @@ async fn older_release_on_sqlite() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn older_release_on_postgres() {
     older_release(true).await;
+}
+
+/// `catalog.hide_activity_from_users`: the lists leave those users' activity out; a sysadmin's
+/// `include_hidden_activity` brings it back in the dataset, group and organization lists (and
+/// nobody else's); the user, dashboard and recently-changed lists always leave it out.
+async fn hidden_activity(postgres: bool) {
+    let t = TestApp::start_with(postgres, |c| {
+        c.catalog
+            .other
+            .insert("hide_activity_from_users".into(), json!("bot robot"));
+    })
+    .await;
+    let admin = Some(&t.admin);
+    let bot = user(&t.app, "bot", true).await;
+    let alice = user(&t.app, "alice", false).await;
+    let org = t
+        .ok(admin, "organization_create", json!({"name": "hid-org"}))
+        .await;
+    t.ok(
+        admin,
+        "package_create",
+        json!({"name": "hid", "owner_org": org["id"]}),
+    )
+    .await;
+    t.ok(
+        Some(&bot),
+        "package_patch",
+        json!({"id": "hid", "notes": "by the bot"}),
+    )
+    .await;
+    t.ok(Some(&alice), "follow_dataset", json!({"id": "hid"}))
+        .await;
+    let types_of = |v: &Value| types(v).into_iter().map(str::to_string).collect::<Vec<_>>();
+    let shown = |v: &Value| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["user_id"] == json!(bot.id))
+            .count()
+    };
+    for (who, include, expect) in [
+        (None, None, 0),
+        (None, Some(true), 0),
+        (Some(&alice), Some(true), 0),
+        (admin, None, 0),
+        (admin, Some(false), 0),
+        (admin, Some(true), 1),
+    ] {
+        let mut p = json!({"id": "hid"});
+        if let Some(i) = include {
+            p["include_hidden_activity"] = json!(i);
+        }
+        let list = t.ok(who, "package_activity_list", p.clone()).await;
+        assert_eq!(
+            shown(&list),
+            expect,
+            "{p} as {:?}: {:?}",
+            who.map(|w| &w.name),
+            types_of(&list)
+        );
+        p["id"] = json!("hid-org");
+        let list = t.ok(who, "organization_activity_list", p).await;
+        assert_eq!(
+            shown(&list),
+            expect,
+            "organization list as {:?}",
+            who.map(|w| &w.name)
+        );
+    }
+    let list = t
+        .ok(
+            admin,
+            "package_activity_list",
+            json!({"id": "hid", "include_hidden_activity": "true"}),
+        )
+        .await;
+    assert_eq!(shown(&list), 1, "a query-string true");
+    for (action, p) in [
+        (
+            "recently_changed_packages_activity_list",
+            json!({"include_hidden_activity": true}),
+        ),
+        (
+            "user_activity_list",
+            json!({"id": "bot", "include_hidden_activity": true}),
+        ),
+    ] {
+        let list = t.ok(admin, action, p).await;
+        assert_eq!(shown(&list), 0, "{action} always leaves it out");
+    }
+    let dash = t
+        .ok(Some(&alice), "dashboard_activity_list", json!({}))
+        .await;
+    assert_eq!(shown(&dash), 0, "the dashboard leaves it out");
+    assert!(types(&dash).contains(&"new package"), "{:?}", types(&dash));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hidden_activity_on_sqlite() {
+    hidden_activity(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hidden_activity_on_postgres() {
+    hidden_activity(true).await;
 }

@@ -143,7 +143,7 @@ wrk -t1 -c1 -d"$DURATION" --latency "${API}/package_activity_list?id=hist" >"$RE
 log "loading ${DATASETS} datasets"
 python3 bench/gen_catalog.py --url "http://127.0.0.1:${PORT}" --token "$TOKEN" \
     --datasets "$DATASETS" --progress 0 >"$RESULTS/load.txt"
-names="$(curl -s "${API}/package_list" | jq -r '.result[]' | grep -v '^hist$' | head -n 500)"
+names="$(curl -s "${API}/package_list" | jq -r '[.result[] | select(. != "hist")][:500][]')"
 log "fan follows 500 datasets, 100 of them change"
 for n in $names; do post follow_dataset "{\"id\": \"$n\"}" "$FAN_TOKEN"; done
 for n in $(head -n 100 <<<"$names"); do post package_patch "{\"id\": \"$n\", \"notes\": \"changed for the dashboard\"}"; done

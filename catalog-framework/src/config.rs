@@ -4,6 +4,10 @@
 //! In TOML a dotted key is a nested table, so both `catalog.site_url = "…"` and a `[catalog]`
 //! table work. Environment variables map by replacing each `.` with `__` and upper-casing:
 //! `CATALOG__AUTH__ALLOW_DATASET_COLLABORATORS=true`.
+//!
+//! CKAN's spelling is accepted too: `ckan.*` and `ckanext.*` keys (and `CKAN__*` /
+//! `CKANEXT__*` variables) are read as `catalog.*` and `catalogext.*`; where both spellings
+//! set a key, the seeds' spelling wins.
 
 use std::path::Path;
 
@@ -230,17 +234,19 @@ impl Config {
     pub fn figment(file: Option<&Path>) -> Figment {
         let mut fig = Figment::from(Serialized::defaults(Config::default()));
         if let Some(f) = file {
-            fig = fig.merge(Toml::file_exact(f));
+            fig = fig.merge(CkanSpelling(Toml::file_exact(f)));
         }
-        fig.merge(
+        let env = |prefixes: [&'static str; 2]| {
             Env::raw()
-                .filter(|k| {
+                .filter(move |k| {
                     let k = k.as_str().to_ascii_uppercase();
-                    k.starts_with("CATALOG__") || k.starts_with("CATALOGEXT__")
+                    prefixes.iter().any(|p| k.starts_with(p))
                 })
                 .split("__")
-                .lowercase(true),
-        )
+                .lowercase(true)
+        };
+        fig.merge(CkanSpelling(env(["CKAN__", "CKANEXT__"])))
+            .merge(env(["CATALOG__", "CATALOGEXT__"]))
     }
 
     /// `site_url` without a trailing slash.
@@ -249,9 +255,91 @@ impl Config {
     }
 }
 
+/// A provider whose `ckan` / `ckanext` keys are read as `catalog` / `catalogext` (CKAN's
+/// spelling of the same settings); keys already spelt the seeds' way win over them.
+struct CkanSpelling<P>(P);
+
+impl<P: figment::Provider> figment::Provider for CkanSpelling<P> {
+    fn metadata(&self) -> figment::Metadata {
+        self.0.metadata()
+    }
+
+    fn data(
+        &self,
+    ) -> Result<figment::value::Map<figment::Profile, figment::value::Dict>, figment::Error> {
+        let mut data = self.0.data()?;
+        for dict in data.values_mut() {
+            for (theirs, ours) in [("ckan", "catalog"), ("ckanext", "catalogext")] {
+                let Some(value) = dict.remove(theirs) else {
+                    continue;
+                };
+                let merged = match dict.remove(ours) {
+                    Some(existing) => prefer(existing, value),
+                    None => value,
+                };
+                dict.insert(ours.to_string(), merged);
+            }
+        }
+        Ok(data)
+    }
+}
+
+/// `ours` with what only `theirs` sets added, table by table.
+fn prefer(ours: figment::value::Value, theirs: figment::value::Value) -> figment::value::Value {
+    use figment::value::Value;
+    match (ours, theirs) {
+        (Value::Dict(tag, mut a), Value::Dict(_, b)) => {
+            for (k, v) in b {
+                let merged = match a.remove(&k) {
+                    Some(existing) => prefer(existing, v),
+                    None => v,
+                };
+                a.insert(k, merged);
+            }
+            Value::Dict(tag, a)
+        }
+        (ours, _) => ours,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[expect(
+        clippy::result_large_err,
+        reason = "figment::Jail's closure type is figment's own"
+    )]
+    fn ckan_spelling_is_read_as_catalog_and_the_seeds_spelling_wins() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file(
+                "catalog.toml",
+                r#"
+                ckan.site_title = "From CKAN's spelling"
+                ckan.site_description = "Only in CKAN's spelling"
+                catalog.site_title = "From ours"
+                ckan.auth.allow_dataset_collaborators = true
+                ckanext.dcat.base_uri = "https://ckan.example.org"
+            "#,
+            )?;
+            jail.set_env("CKAN__SITE_ID", "from-ckan-env");
+            jail.set_env("CKAN__LOCALE_DEFAULT", "fr");
+            jail.set_env("CATALOG__LOCALE_DEFAULT", "de");
+            let c = Config::load(Some(Path::new("catalog.toml"))).map_err(|e| e.to_string())?;
+            assert_eq!(c.catalog.site_title, "From ours");
+            assert_eq!(c.catalog.site_description, "Only in CKAN's spelling");
+            assert!(c.catalog.auth.allow_dataset_collaborators);
+            assert_eq!(c.catalog.site_id, "from-ckan-env");
+            assert_eq!(c.catalog.locale_default, "de");
+            let dcat = serde_json::to_value(&c.catalogext).unwrap();
+            assert_eq!(
+                dcat["dcat"]["base_uri"], "https://ckan.example.org",
+                "{dcat}"
+            );
+            Ok(())
+        });
+    }
 
     #[test]
     #[expect(

@@ -620,33 +620,15 @@ impl AuthFunction for ActivityShowAuth {
     }
 }
 
-/// Declares each read action's struct and registers it.
-macro_rules! typed_actions {
-    ($( $name:literal $action:ident($params:ty) => $f:path; )*) => {
-        $(
-            struct $action;
-            #[async_trait]
-            impl TypedAction for $action {
-                type Params = $params;
-                const READ: bool = true;
-                async fn run(&self, ctx: &mut ActionContext, params: $params) -> CkanResult<Value> {
-                    $f(ctx, params).await
-                }
-            }
-            register_action!($name, Typed($action));
-        )*
-    };
-}
-
 typed_actions! {
-    "package_activity_list" PackageActivityList(PackageActivityListParams) => package_activity_list;
-    "activity_show" ActivityShow(ActivityShowParams) => activity_show;
-    "activity_data_show" ActivityDataShow(ActivityDataShowParams) => activity_data_show;
-    "activity_diff" ActivityDiff(ActivityDiffParams) => activity_diff;
-    "group_activity_list" GroupActivityList(GroupActivityListParams) => group_activity_list;
-    "organization_activity_list" OrganizationActivityList(OrganizationActivityListParams) => organization_activity_list;
-    "user_activity_list" UserActivityList(UserActivityListParams) => user_activity_list;
-    "recently_changed_packages_activity_list" RecentlyChangedPackagesActivityList(RecentlyChangedPackagesActivityListParams) => recently_changed_packages_activity_list;
+    true "package_activity_list" PackageActivityList(PackageActivityListParams) => package_activity_list;
+    true "activity_show" ActivityShow(ActivityShowParams) => activity_show;
+    true "activity_data_show" ActivityDataShow(ActivityDataShowParams) => activity_data_show;
+    true "activity_diff" ActivityDiff(ActivityDiffParams) => activity_diff;
+    true "group_activity_list" GroupActivityList(GroupActivityListParams) => group_activity_list;
+    true "organization_activity_list" OrganizationActivityList(OrganizationActivityListParams) => organization_activity_list;
+    true "user_activity_list" UserActivityList(UserActivityListParams) => user_activity_list;
+    true "recently_changed_packages_activity_list" RecentlyChangedPackagesActivityList(RecentlyChangedPackagesActivityListParams) => recently_changed_packages_activity_list;
 }
 
 register_auth!("package_activity_list", ShowAuth("package_show"));

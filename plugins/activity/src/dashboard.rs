@@ -177,27 +177,8 @@ impl AuthFunction for DashboardAuth {
     }
 }
 
-/// Declares each dashboard action's struct and registers it with its auth function.
-macro_rules! dashboard_actions {
-    ($( $read:literal $name:literal $action:ident($params:ty) => $f:path; )*) => {
-        $(
-            struct $action;
-            #[async_trait]
-            impl TypedAction for $action {
-                type Params = $params;
-                const READ: bool = $read;
-                async fn run(&self, ctx: &mut ActionContext, params: $params) -> CkanResult<Value> {
-                    $f(ctx, params).await
-                }
-            }
-            register_action!($name, Typed($action));
-            register_auth!($name, DashboardAuth);
-        )*
-    };
-}
-
-dashboard_actions! {
-    true "dashboard_activity_list" DashboardActivityList(DashboardActivityListParams) => dashboard_activity_list;
-    true "dashboard_new_activities_count" DashboardNewActivitiesCount(DashboardNewActivitiesCountParams) => dashboard_new_activities_count;
-    false "dashboard_mark_activities_old" DashboardMarkActivitiesOld(DashboardMarkActivitiesOldParams) => dashboard_mark_activities_old;
+typed_actions! {
+    true "dashboard_activity_list" DashboardActivityList(DashboardActivityListParams) => dashboard_activity_list, auth = DashboardAuth;
+    true "dashboard_new_activities_count" DashboardNewActivitiesCount(DashboardNewActivitiesCountParams) => dashboard_new_activities_count, auth = DashboardAuth;
+    false "dashboard_mark_activities_old" DashboardMarkActivitiesOld(DashboardMarkActivitiesOldParams) => dashboard_mark_activities_old, auth = DashboardAuth;
 }

@@ -851,31 +851,13 @@ pub async fn organization_revision_list(
     group_revisions(ctx, &p.id, p.__extras, "organization_revision_list").await
 }
 
-/// Declares each read action's struct and registers it.
-macro_rules! read_actions {
-    ($( $name:literal $action:ident($params:ty) => $f:path; )*) => {
-        $(
-            struct $action;
-            #[async_trait]
-            impl TypedAction for $action {
-                type Params = $params;
-                const READ: bool = true;
-                async fn run(&self, ctx: &mut ActionContext, params: $params) -> CkanResult<Value> {
-                    $f(ctx, params).await
-                }
-            }
-            register_action!($name, Typed($action));
-        )*
-    };
-}
-
-read_actions! {
-    "activity_detail_list" ActivityDetailList(ActivityDetailListParams) => activity_detail_list;
-    "revision_list" RevisionList(RevisionListParams) => revision_list;
-    "revision_show" RevisionShow(RevisionShowParams) => revision_show;
-    "package_revision_list" PackageRevisionList(PackageRevisionListParams) => package_revision_list;
-    "group_revision_list" GroupRevisionList(GroupRevisionListParams) => group_revision_list;
-    "organization_revision_list" OrganizationRevisionList(OrganizationRevisionListParams) => organization_revision_list;
+typed_actions! {
+    true "activity_detail_list" ActivityDetailList(ActivityDetailListParams) => activity_detail_list;
+    true "revision_list" RevisionList(RevisionListParams) => revision_list;
+    true "revision_show" RevisionShow(RevisionShowParams) => revision_show;
+    true "package_revision_list" PackageRevisionList(PackageRevisionListParams) => package_revision_list;
+    true "group_revision_list" GroupRevisionList(GroupRevisionListParams) => group_revision_list;
+    true "organization_revision_list" OrganizationRevisionList(OrganizationRevisionListParams) => organization_revision_list;
 }
 
 register_auth!("activity_detail_list", crate::actions::ActivityShowAuth);

@@ -199,27 +199,8 @@ pub async fn activity_delete_counts(
     }))
 }
 
-/// Declares each write action's struct and registers it with the sysadmin-only check.
-macro_rules! write_actions {
-    ($( $name:literal $action:ident($params:ty) => $f:path; )*) => {
-        $(
-            struct $action;
-            #[async_trait]
-            impl TypedAction for $action {
-                type Params = $params;
-                const READ: bool = false;
-                async fn run(&self, ctx: &mut ActionContext, params: $params) -> CkanResult<Value> {
-                    $f(ctx, params).await
-                }
-            }
-            register_action!($name, Typed($action));
-            register_auth!($name, SysadminOnly);
-        )*
-    };
-}
-
-write_actions! {
-    "activity_delete" ActivityDelete(ActivityDeleteParams) => activity_delete;
-    "activity_delete_all" ActivityDeleteAll(ActivityDeleteAllParams) => activity_delete_all;
-    "activity_delete_counts" ActivityDeleteCounts(ActivityDeleteCountsParams) => activity_delete_counts;
+typed_actions! {
+    false "activity_delete" ActivityDelete(ActivityDeleteParams) => activity_delete, auth = SysadminOnly;
+    false "activity_delete_all" ActivityDeleteAll(ActivityDeleteAllParams) => activity_delete_all, auth = SysadminOnly;
+    false "activity_delete_counts" ActivityDeleteCounts(ActivityDeleteCountsParams) => activity_delete_counts, auth = SysadminOnly;
 }

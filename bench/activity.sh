@@ -158,16 +158,19 @@ if [[ "$STORE" == postgres ]]; then
     # a user in no organization), with fan's values in place of its parameters.
     fan_id="$(psql "$PG/$DB_NAME" -qAtc "SELECT id FROM catalog_user WHERE name = 'fan'")"
     branch() { echo "SELECT seq FROM (SELECT a.seq FROM activity a WHERE $1 AND (a.activity_type NOT LIKE '%package' OR a.permission_labels LIKE '%\"public\"%' OR a.permission_labels LIKE '%\"creator-$fan_id\"%') ORDER BY a.timestamp DESC, a.seq DESC LIMIT 31) s"; }
-    followed() { echo "SELECT object_id FROM follower WHERE follower_id = '$fan_id' AND object_type IN ($1)"; }
-    groups="$(followed "'group'")"
-    sql="SELECT a.seq, a.id, a.timestamp, a.user_id, a.object_id, a.activity_type, a.permission_labels, a.base_seq, a.data FROM activity a WHERE a.seq IN (
- $(branch "a.user_id = '$fan_id'")
- UNION $(branch "a.object_id = '$fan_id'")
- UNION $(branch "a.user_id IN ($(followed "'user'"))")
- UNION $(branch "a.object_id IN ($(followed "'user', 'dataset', 'group'"))")
- UNION $(branch "a.object_id IN (SELECT p.id FROM member m JOIN package p ON p.id = m.table_id WHERE m.group_id IN ($groups) AND m.table_name = 'package' AND p.private = false AND ((m.state = 'active' AND p.state = 'active') OR (m.state = 'deleted' AND p.state = 'deleted')))")
- UNION $(branch "a.object_id IN (SELECT id FROM package WHERE owner_org IN ($groups) AND private = false)")
-) ORDER BY a.timestamp DESC, a.seq DESC LIMIT 31"
+    # What fan follows is read first and named in the statement (an empty kind adds no branch).
+    followed_ids() { psql "$PG/$DB_NAME" -qAtc "SELECT string_agg(quote_literal(object_id), ', ' ORDER BY object_id) FROM follower WHERE follower_id = '$fan_id' AND object_type IN ($1)"; }
+    users="$(followed_ids "'user'")" objects="$(followed_ids "'user', 'dataset', 'group'")" groups="$(followed_ids "'group'")"
+    parts=("$(branch "a.user_id = '$fan_id'")" "$(branch "a.object_id = '$fan_id'")")
+    [[ -n "$users" ]] && parts+=("$(branch "a.user_id IN ($users)")")
+    [[ -n "$objects" ]] && parts+=("$(branch "a.object_id IN ($objects)")")
+    if [[ -n "$groups" ]]; then
+        parts+=("$(branch "a.object_id IN (SELECT p.id FROM member m JOIN package p ON p.id = m.table_id WHERE m.group_id IN ($groups) AND m.table_name = 'package' AND p.private = false AND ((m.state = 'active' AND p.state = 'active') OR (m.state = 'deleted' AND p.state = 'deleted')))")")
+        parts+=("$(branch "a.object_id IN (SELECT id FROM package WHERE owner_org IN ($groups) AND private = false)")")
+    fi
+    union="${parts[0]}"
+    for part in "${parts[@]:1}"; do union="$union UNION $part"; done
+    sql="SELECT a.seq, a.id, a.timestamp, a.user_id, a.object_id, a.activity_type, a.permission_labels, a.base_seq, a.data FROM activity a WHERE a.seq IN ($union) ORDER BY a.timestamp DESC, a.seq DESC LIMIT 31"
     psql "$PG/$DB_NAME" -qAtc "ANALYZE" >/dev/null
     plan="$(psql "$PG/$DB_NAME" -qAtc "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) $sql")"
 fi

@@ -225,26 +225,45 @@ pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec
         Scope::Packages => vec!["a.activity_type LIKE '%package'".into()],
         Scope::All => vec!["1 = 1".into()],
         Scope::Dashboard(me) => {
+            // What the user follows, read first: each condition then names its ids, so none
+            // is left to the planner to guess (an empty or rare set guessed wrong makes
+            // PostgreSQL walk the whole activity table in time order), and an empty one is
+            // no condition at all.
+            let followed = followees(conn, me).await?;
             let ph = bind(me, &mut binds);
-            let followed = |types: &str| {
-                format!(
-                    "SELECT object_id FROM follower WHERE follower_id = {ph} AND object_type IN ({types})"
-                )
+            // Beyond MAX_NAMED_FOLLOWEES the ids stay a subquery (placeholders are limited).
+            let many = followed.objects.len() > MAX_NAMED_FOLLOWEES;
+            let list = |ids: &[String], kinds: &str, binds: &mut Vec<String>| {
+                if many {
+                    return format!(
+                        "SELECT object_id FROM follower WHERE follower_id = {ph} AND object_type IN ({kinds})"
+                    );
+                }
+                ids.iter()
+                    .map(|id| bind(id, binds))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             };
-            let groups = followed("'group'");
-            vec![
-                format!("a.user_id = {ph}"),
-                format!("a.object_id = {ph}"),
-                format!("a.user_id IN ({})", followed("'user'")),
-                format!("a.object_id IN ({})", followed("'user', 'dataset', 'group'")),
-                format!(
+            let mut branches = vec![format!("a.user_id = {ph}"), format!("a.object_id = {ph}")];
+            if !followed.users.is_empty() {
+                let users = list(&followed.users, "'user'", &mut binds);
+                branches.push(format!("a.user_id IN ({users})"));
+            }
+            if !followed.objects.is_empty() {
+                let objects = list(&followed.objects, "'user', 'dataset', 'group'", &mut binds);
+                branches.push(format!("a.object_id IN ({objects})"));
+            }
+            if !followed.groups.is_empty() {
+                let groups = list(&followed.groups, "'group'", &mut binds);
+                branches.push(format!(
                     "a.object_id IN ({})",
                     group_datasets(&format!("IN ({groups})"))
-                ),
-                format!(
+                ));
+                branches.push(format!(
                     "a.object_id IN (SELECT id FROM package WHERE owner_org IN ({groups}) AND private = false)"
-                ),
-            ]
+                ));
+            }
+            branches
         }
     };
     let mut filters = String::new();
@@ -331,6 +350,42 @@ pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec
         rows.reverse();
     }
     Ok(rows)
+}
+
+/// What a user follows, for the dashboard: users (their actions and their accounts), every
+/// followed object (users, datasets, groups, organizations), and the groups and organizations
+/// (their datasets).
+/// The most followed objects the dashboard's query names one by one.
+const MAX_NAMED_FOLLOWEES: usize = 5_000;
+
+struct Followed {
+    users: Vec<String>,
+    objects: Vec<String>,
+    groups: Vec<String>,
+}
+
+async fn followees(conn: &mut AnyConnection, me: &str) -> CkanResult<Followed> {
+    let rows = sqlx::query(
+        "SELECT object_id, object_type FROM follower WHERE follower_id = $1 ORDER BY object_id",
+    )
+    .bind(me)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut f = Followed {
+        users: Vec::new(),
+        objects: Vec::new(),
+        groups: Vec::new(),
+    };
+    for r in &rows {
+        let id = r.s("object_id");
+        match r.s("object_type").as_str() {
+            "user" => f.users.push(id.clone()),
+            "group" => f.groups.push(id.clone()),
+            _ => {}
+        }
+        f.objects.push(id);
+    }
+    Ok(f)
 }
 
 /// One activity by id.

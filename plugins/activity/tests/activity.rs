@@ -1291,6 +1291,26 @@ async fn hidden_activity(postgres: bool) {
         .await;
     assert_eq!(shown(&dash), 0, "the dashboard leaves it out");
     assert!(types(&dash).contains(&"new package"), "{:?}", types(&dash));
+
+    // Following more objects than the dashboard's query names one by one: the same page.
+    for i in 0..5_001 {
+        sqlx::query(
+            "INSERT INTO follower (follower_id, object_id, object_type, datetime) VALUES ($1, $2, 'dataset', $3)",
+        )
+        .bind(&alice.id)
+        .bind(format!("00000000-0000-0000-0000-{i:012}"))
+        .bind("2026-01-01T00:00:00")
+        .execute(&t.app.store.pool)
+        .await
+        .unwrap();
+    }
+    let many = t
+        .ok(Some(&alice), "dashboard_activity_list", json!({}))
+        .await;
+    assert_eq!(
+        many, dash,
+        "5,001 more (unknown) objects followed change nothing"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,8 @@
 //! The index document of a dataset, built from its `package_show` dict as CKAN's
 //! `ckan/lib/search/index.py` builds the Solr document (spec §5.6).
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
@@ -44,6 +46,24 @@ impl IndexDocument {
         site_id: &str,
         extra_resource_fields: &[String],
     ) -> IndexDocument {
+        Self::from_package_with_vocabularies(
+            dict,
+            labels,
+            site_id,
+            extra_resource_fields,
+            &HashMap::new(),
+        )
+    }
+
+    /// Builds the document; `vocabularies` names each vocabulary id, since a vocabulary tag is
+    /// indexed in `vocab_<vocabulary name>` (an id without a name is used as it is).
+    pub fn from_package_with_vocabularies(
+        dict: &Value,
+        labels: &[String],
+        site_id: &str,
+        extra_resource_fields: &[String],
+        vocabularies: &HashMap<String, String>,
+    ) -> IndexDocument {
         let empty = Map::new();
         let pkg = dict.as_object().unwrap_or(&empty);
         let mut doc = IndexDocument {
@@ -78,7 +98,10 @@ impl IndexDocument {
         {
             let name = str_of(t.get("name"));
             match t.get("vocabulary_id").and_then(Value::as_str) {
-                Some(v) if !v.is_empty() => doc.push(&format!("vocab_{v}"), &name),
+                Some(v) if !v.is_empty() => {
+                    let vocab = vocabularies.get(v).map_or(v, String::as_str);
+                    doc.push(&format!("vocab_{vocab}"), &name)
+                }
                 _ => doc.push("tags", &name),
             }
         }

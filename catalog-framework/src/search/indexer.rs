@@ -252,10 +252,25 @@ pub async fn document(app: &AppState, id: &str) -> anyhow::Result<Option<IndexDo
         .await
         .map_err(|e| anyhow::anyhow!("package_show {id}: {e:?}"))?;
     let labels = dataset_labels(&row, app.config.catalog.auth.allow_dataset_collaborators);
-    Ok(Some(IndexDocument::from_package(
+    let has_vocabulary_tags = dict["tags"].as_array().is_some_and(|tags| {
+        tags.iter()
+            .any(|t| t["vocabulary_id"].as_str().is_some_and(|v| !v.is_empty()))
+    });
+    let mut vocabularies = std::collections::HashMap::new();
+    if has_vocabulary_tags {
+        let conn = ctx
+            .db()
+            .await
+            .map_err(|e| anyhow::anyhow!("reading vocabularies: {e:?}"))?;
+        for v in crate::store::vocabularies(conn).await? {
+            vocabularies.insert(v.id, v.name);
+        }
+    }
+    Ok(Some(IndexDocument::from_package_with_vocabularies(
         &dict,
         &labels,
         &app.config.catalog.site_id,
         &app.config.catalog.extra_resource_fields,
+        &vocabularies,
     )))
 }

@@ -9,8 +9,10 @@ mod collaborator;
 mod group;
 mod member;
 mod package;
+mod relationship;
 mod rows;
 mod tag;
+mod task_status;
 mod user;
 
 // The repository: per table family, the row types and the functions that read and write
@@ -20,8 +22,10 @@ pub use collaborator::*;
 pub use group::*;
 pub use member::*;
 pub use package::*;
+pub use relationship::*;
 pub use rows::*;
 pub use tag::*;
+pub use task_status::*;
 pub use user::*;
 
 use std::path::Path;
@@ -64,6 +68,11 @@ const MIGRATIONS: &[crate::plugin::Migration] = &[
         version: "0003_reindex_drafts",
         sqlite: include_str!("migrations/sqlite/0003_reindex_drafts.sql"),
         postgres: include_str!("migrations/postgres/0003_reindex_drafts.sql"),
+    },
+    crate::plugin::Migration {
+        version: "0004_core_tables",
+        sqlite: include_str!("migrations/sqlite/0004_core_tables.sql"),
+        postgres: include_str!("migrations/postgres/0004_core_tables.sql"),
     },
 ];
 

@@ -55,6 +55,14 @@ pub fn placeholders(n: usize) -> String {
         .join(", ")
 }
 
+/// `$first, …`: the `n` placeholders of an `IN (…)` list after `first - 1` other parameters.
+pub fn placeholders_from(first: usize, n: usize) -> String {
+    (first..first + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The row lock a read takes inside a write transaction (PostgreSQL only: on SQLite the write
 /// transaction already excludes every other writer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

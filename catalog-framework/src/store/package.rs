@@ -183,6 +183,18 @@ pub async fn write_package_row(
     Ok(())
 }
 
+/// Rewrites a dataset's document only (its columns unchanged): for changes that are not
+/// edits of the dataset, such as a vocabulary tag deleted from under it. The search outbox
+/// trigger queues the dataset for reindexing.
+pub async fn set_package_data(conn: &mut AnyConnection, id: &str, data: &str) -> sqlx::Result<()> {
+    sqlx::query("UPDATE package SET data = $2 WHERE id = $1")
+        .bind(id)
+        .bind(data)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
 /// The stored document (JSON text) of a dataset.
 pub async fn package_data(conn: &mut AnyConnection, id: &str) -> sqlx::Result<Option<String>> {
     let row: Option<(String,)> = sqlx::query_as("SELECT data FROM package WHERE id = $1")

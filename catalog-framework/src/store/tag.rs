@@ -98,7 +98,7 @@ pub async fn vocabulary_by_ref(
 /// Every vocabulary, by name.
 pub async fn vocabularies(conn: &mut AnyConnection) -> sqlx::Result<Vec<VocabularyRow>> {
     let rows: Vec<(String, String)> =
-        sqlx::query_as("SELECT id, name FROM vocabulary ORDER BY name")
+        sqlx::query_as("SELECT id, name FROM vocabulary ORDER BY seq, name")
             .fetch_all(&mut *conn)
             .await?;
     Ok(rows
@@ -109,7 +109,10 @@ pub async fn vocabularies(conn: &mut AnyConnection) -> sqlx::Result<Vec<Vocabula
 
 /// Adds a vocabulary; `false` if its id or name is taken (nothing written).
 pub async fn insert_vocabulary(conn: &mut AnyConnection, v: &VocabularyRow) -> sqlx::Result<bool> {
-    let r = sqlx::query("INSERT INTO vocabulary (id, name) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+    let r = sqlx::query(
+        "INSERT INTO vocabulary (id, name, seq) \
+         SELECT $1, $2, COALESCE(MAX(seq), 0) + 1 FROM vocabulary WHERE true ON CONFLICT DO NOTHING",
+    )
         .bind(&v.id)
         .bind(&v.name)
         .execute(&mut *conn)
@@ -161,12 +164,12 @@ pub async fn delete_vocabulary(conn: &mut AnyConnection, id: &str) -> sqlx::Resu
     Ok(datasets.into_iter().map(|(d,)| d).collect())
 }
 
-/// A vocabulary's tags, `(id, name)` by name.
+/// A vocabulary's tags, `(id, name)` in creation order.
 pub async fn vocabulary_tags(
     conn: &mut AnyConnection,
     vocabulary_id: &str,
 ) -> sqlx::Result<Vec<(String, String)>> {
-    sqlx::query_as("SELECT id, name FROM tag WHERE vocabulary_id = $1 ORDER BY name")
+    sqlx::query_as("SELECT id, name FROM tag WHERE vocabulary_id = $1 ORDER BY seq, name")
         .bind(vocabulary_id)
         .fetch_all(&mut *conn)
         .await
@@ -188,7 +191,7 @@ pub async fn tag_by_ref(
     .await
 }
 
-/// Adds a tag to a vocabulary; `false` if it is there already.
+/// Adds a tag to a vocabulary, after its other tags; `false` if it is there already.
 pub async fn insert_tag(
     conn: &mut AnyConnection,
     id: &str,
@@ -196,7 +199,9 @@ pub async fn insert_tag(
     vocabulary_id: &str,
 ) -> sqlx::Result<bool> {
     let r = sqlx::query(
-        "INSERT INTO tag (id, name, vocabulary_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+        "INSERT INTO tag (id, name, vocabulary_id, seq) \
+         SELECT $1, $2, $3, COALESCE(MAX(seq), 0) + 1 FROM tag WHERE vocabulary_id = $3 \
+         ON CONFLICT DO NOTHING",
     )
     .bind(id)
     .bind(name)

@@ -31,7 +31,9 @@ fn image_display_url(site_url: &str, image_url: &Option<String>) -> Option<Strin
     match image_url {
         Some(u) if u.starts_with("http") => Some(u.clone()),
         Some(u) if !u.is_empty() => Some(format!("{site_url}/uploads/group/{u}")),
-        _ => None,
+        // CKAN copies an empty image_url as it is; only a null one is left out.
+        Some(_) => Some(String::new()),
+        None => None,
     }
 }
 

@@ -70,6 +70,7 @@ mod search;
 mod site;
 mod tag;
 mod user;
+mod vocabulary;
 
 use catalog_framework::prelude::*;
 
@@ -178,7 +179,7 @@ typed_actions! {
 typed_actions! { dict
     write package_create(package::create::PackageCreateParams) => package::create::package_create;
     read package_search(package::search::PackageSearchParams) => package::search::package_search;
-    read search_index_rebuild(package::search::SearchIndexRebuildParams) => package::search::search_index_rebuild;
+    write search_index_rebuild(package::search::SearchIndexRebuildParams) => package::search::search_index_rebuild;
     write package_update(package::update::PackageUpdateParams) => package::update::package_update;
     write package_patch(package::update::PackagePatchParams) => package::update::package_patch;
 }
@@ -211,6 +212,17 @@ typed_actions! {
     read tag_search(tag::search::TagSearchParams) => tag::search::tag_search;
     read tag_autocomplete(tag::search::TagAutocompleteParams) => tag::search::tag_autocomplete;
     read tag_show(tag::show::TagShowParams) => tag::show::tag_show;
+    write tag_create(tag::create::TagCreateParams) => tag::create::tag_create;
+    write tag_delete(tag::delete::TagDeleteParams) => tag::delete::tag_delete;
+}
+
+// vocabulary/
+typed_actions! {
+    write vocabulary_create(vocabulary::create::VocabularyCreateParams) => vocabulary::create::vocabulary_create;
+    write vocabulary_delete(vocabulary::delete::VocabularyDeleteParams) => vocabulary::delete::vocabulary_delete;
+    read vocabulary_list(vocabulary::list::VocabularyListParams) => vocabulary::list::vocabulary_list;
+    read vocabulary_show(vocabulary::show::VocabularyShowParams) => vocabulary::show::vocabulary_show;
+    write vocabulary_update(vocabulary::update::VocabularyUpdateParams) => vocabulary::update::vocabulary_update;
 }
 
 // user/

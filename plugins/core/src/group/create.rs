@@ -48,9 +48,12 @@ async fn create(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<
         }
         None => new_id(),
     };
-    let title = optional_text(&p, "title", &mut errs, max);
-    let description = optional_text(&p, "description", &mut errs, max);
-    let image_url = optional_text(&p, "image_url", &mut errs, max);
+    // CKAN's Group model defaults these three to an empty string, so a group created without
+    // them shows `""` (and `image_display_url` `""`), not a missing key.
+    let mut text = |key: &str| optional_text(&p, key, &mut errs, max).or(Some(String::new()));
+    let title = text("title");
+    let description = text("description");
+    let image_url = text("image_url");
     let extras = extras_map(&p, &mut errs);
     errs.finish()?;
     let row = group_write(&name, &title, &description, &image_url, &extras);

@@ -3,7 +3,7 @@
 //! `package_update` and the other dataset writes share: validation, owner organization,
 //! resources, tags, the stored row and its memberships.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
@@ -241,26 +241,37 @@ async fn prepare_resources(
     Ok(out)
 }
 
-/// Stored tags with ids; creates free tags on first use. A few statements per 500 tags, not
-/// per tag: a dataset may carry up to `catalog.limits.max_tags_per_dataset` of them.
+/// Stored tags with ids; creates free tags on first use, and a vocabulary's tags too (as CKAN
+/// does: any editor of the dataset may grow a vocabulary so). A few statements per 500 free
+/// tags, not per tag: a dataset may carry up to `catalog.limits.max_tags_per_dataset` of them.
 async fn prepare_tags(
     ctx: &mut ActionContext,
     tags: &[Value],
     errs: &mut ValidationBuilder,
 ) -> CkanResult<Vec<Value>> {
     let mut names: Vec<String> = Vec::new();
+    let mut vocabulary_names: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut seen = HashSet::new();
+    let mut vocab_errs: Vec<Value> = Vec::new();
     for t in tags {
         let name = t["name"].as_str().unwrap_or_default().to_string();
         let vocab_ref = t["vocabulary_id"].as_str().unwrap_or("").to_string();
         if !seen.insert((name.clone(), vocab_ref.clone())) {
             continue;
         }
-        if !vocab_ref.is_empty() {
-            errs.push("tags", "Tag vocabulary was not found.");
+        if vocab_ref.is_empty() {
+            names.push(name);
             continue;
         }
-        names.push(name);
+        // Only a vocabulary's id names it here, as in CKAN's `vocabulary_id_exists`.
+        match store::vocabulary_by_ref(ctx.db().await?, &vocab_ref).await? {
+            Some(v) if v.id == vocab_ref => vocabulary_names.entry(v.id).or_default().push(name),
+            _ => vocab_errs.push(json!({"vocabulary_id": ["Tag vocabulary was not found."]})),
+        }
+    }
+    if !vocab_errs.is_empty() {
+        errs.set("tags", Value::Array(vocab_errs));
+        return Ok(Vec::new());
     }
     // One order for every writer, so that two writers adding the same new tags wait for each
     // other instead of deadlocking.
@@ -273,6 +284,24 @@ async fn prepare_tags(
             .ok_or_else(|| internal(format!("tag {name} vanished")))?;
         out.push(json!({"display_name": name, "id": id, "name": name, "state": "active", "vocabulary_id": null}));
     }
+    for (vocabulary_id, mut names) in vocabulary_names {
+        names.sort_unstable();
+        let known: HashSet<String> = store::tags_by_name(ctx.db().await?, &vocabulary_id, &names)
+            .await?
+            .into_iter()
+            .map(|(_, n)| n)
+            .collect();
+        for n in names.iter().filter(|n| !known.contains(*n)) {
+            store::insert_tag(ctx.db().await?, &store::new_id(), n, &vocabulary_id).await?;
+        }
+        for (id, name) in store::tags_by_name(ctx.db().await?, &vocabulary_id, &names).await? {
+            out.push(json!({"display_name": name, "id": id, "name": name, "state": "active", "vocabulary_id": vocabulary_id}));
+        }
+    }
+    out.sort_by(|a, b| {
+        (a["name"].as_str(), a["vocabulary_id"].as_str())
+            .cmp(&(b["name"].as_str(), b["vocabulary_id"].as_str()))
+    });
     Ok(out)
 }
 

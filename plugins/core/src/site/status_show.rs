@@ -16,8 +16,15 @@ pub async fn status_show(ctx: &mut ActionContext, p: StatusShowParams) -> CkanRe
     m.insert("locale_default".into(), json!(c.locale_default));
     m.insert("extensions".into(), json!(ctx.app.registry.plugins()));
     if !c.hide_version || ctx.is_sysadmin() {
-        m.insert("ckan_version".into(), json!("2.11.0"));
+        m.insert("ckan_version".into(), json!(CKAN_VERSION));
         m.insert("catalog_version".into(), json!(env!("CARGO_PKG_VERSION")));
     }
     Ok(Value::Object(m))
 }
+
+/// The CKAN release whose Action API this build answers as (`ckan_version`); a build may set
+/// another with the `CATALOG_CKAN_VERSION` environment variable at compile time.
+const CKAN_VERSION: &str = match option_env!("CATALOG_CKAN_VERSION") {
+    Some(v) => v,
+    None => "2.12.0",
+};

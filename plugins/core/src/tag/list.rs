@@ -1,7 +1,9 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store as q;
 
 use super::{free_tags, tag_search_rows};
 use crate::lookup::{py_truthy, visible_values};
+use crate::vocabulary::vocabulary_tag_dict;
 
 action_params! {
     /// Return the site's free tags (or a vocabulary's tags).
@@ -26,27 +28,30 @@ pub async fn tag_list(ctx: &mut ActionContext, p: TagListParams) -> CkanResult<V
     };
     let all_fields = py_truthy(p.get("all_fields"));
     ctx.check_access("tag_list", &p).await?;
-    let tags: Vec<(String, String)> = if has_query {
-        tag_search_rows(ctx, &p).await?.0
+    let (tags, vocabulary_id) = if has_query {
+        let (tags, _, v) = tag_search_rows(ctx, &p).await?;
+        (tags, v)
+    } else if let Some(v) = opt_str(&p, "vocabulary_id").filter(|s| !s.is_empty()) {
+        let row = q::vocabulary_by_ref(ctx.db().await?, &v)
+            .await?
+            .ok_or_else(|| not_found(format!("could not find vocabulary '{v}'")))?;
+        (q::vocabulary_tags(ctx.db().await?, &row.id).await?, Some(row.id))
     } else {
-        if let Some(v) = opt_str(&p, "vocabulary_id").filter(|s| !s.is_empty()) {
-            return Err(not_found(format!("could not find vocabulary '{v}'")));
-        }
         let names: Vec<String> = visible_values(ctx, "tags")
             .await?
             .into_iter()
             .map(|(name, _)| name)
             .collect();
-        free_tags(ctx, &names).await?
+        (free_tags(ctx, &names).await?, None)
     };
     Ok(Value::Array(
         tags.into_iter()
-            .map(|(id, name)| {
-                if all_fields {
+            .map(|(id, name)| match (&vocabulary_id, all_fields) {
+                (Some(v), true) => vocabulary_tag_dict(&id, &name, v),
+                (None, true) => {
                     json!({"display_name": name, "id": id, "name": name, "vocabulary_id": null})
-                } else {
-                    json!(name)
                 }
+                (_, false) => json!(name),
             })
             .collect(),
     ))

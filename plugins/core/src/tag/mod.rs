@@ -1,15 +1,54 @@
-//! Free tags (`tag_*`; spec/ckan-read-api.md §4.3). Vocabularies are not implemented: no
-//! vocabulary exists. What the searches and `tag_list` share: the search terms and the page of
-//! matching tags among those of the datasets the caller may read.
+//! Tags (`tag_*`; spec/ckan-read-api.md §4.3): free tags, and with `vocabulary_id` the tags of
+//! a vocabulary (`crate::vocabulary`). What the searches and `tag_list` share: the search terms,
+//! the page of matching tags (free tags among those of the datasets the caller may read; a
+//! vocabulary's tags whether used or not), and CKAN's `Tag.get` lookup.
 
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
 use crate::lookup::{escape_like, ilike, naturals, py_truthy, text_of, visible_values};
 
+pub(crate) mod create;
+pub(crate) mod delete;
 pub(crate) mod list;
 pub(crate) mod search;
 pub(crate) mod show;
+
+/// CKAN's `Tag.get`: with a `vocabulary_id` (id or name) that does not exist, nothing. By id
+/// first (within the vocabulary if one is given); else by name, within the vocabulary or among
+/// the free tags. `(id, name, vocabulary_id)`, the last `''` for a free tag.
+pub(crate) async fn find_tag(
+    ctx: &mut ActionContext,
+    r: &str,
+    p: &Params,
+) -> CkanResult<Option<(String, String, String)>> {
+    let vocabulary = match opt_str(p, "vocabulary_id").filter(|v| !v.is_empty()) {
+        None => String::new(),
+        Some(v) => match q::vocabulary_by_ref(ctx.db().await?, &v).await? {
+            Some(row) => row.id,
+            None => return Ok(None),
+        },
+    };
+    let found = q::tag_by_ref(ctx.db().await?, r, &vocabulary).await?;
+    Ok(found.filter(|(id, _, v)| *v == vocabulary || (*id == r && vocabulary.is_empty())))
+}
+
+/// The vocabulary a search names: `None` without `vocabulary_id`, `Some(None)` when it names
+/// none that exists (the search then finds nothing).
+async fn searched_vocabulary(
+    ctx: &mut ActionContext,
+    p: &Params,
+) -> CkanResult<Option<Option<String>>> {
+    if !p.contains_key("vocabulary_id") {
+        return Ok(None);
+    }
+    let Some(v) = opt_str(p, "vocabulary_id").filter(|v| !v.is_empty()) else {
+        return Ok(Some(None));
+    };
+    Ok(Some(
+        q::vocabulary_by_ref(ctx.db().await?, &v).await?.map(|row| row.id),
+    ))
+}
 
 /// The search terms of `_tag_search`: `query` or `q` (a string or a list), each stripped,
 /// blanks dropped, plus the deprecated `fields` `tag`/`tags` values.
@@ -49,36 +88,52 @@ async fn free_tags(ctx: &mut ActionContext, names: &[String]) -> CkanResult<Vec<
     Ok(out)
 }
 
-/// CKAN's `_tag_search`: free tags whose names contain every term, case-insensitively, among
-/// the tags of the datasets the caller may read. Returns the page of `(id, name)` and the total.
+/// CKAN's `_tag_search`: the tags whose names contain every term, case-insensitively: free
+/// tags among the tags of the datasets the caller may read, or a vocabulary's tags. Returns the
+/// page of `(id, name)`, the total, and the vocabulary's id.
 async fn tag_search_rows(
     ctx: &mut ActionContext,
     p: &Params,
-) -> CkanResult<(Vec<(String, String)>, usize)> {
+) -> CkanResult<(Vec<(String, String)>, usize, Option<String>)> {
     let paging = naturals(p, &["offset", "limit"])?;
     let terms = tag_terms(p);
-    // A vocabulary search finds nothing: no vocabulary exists.
-    if p.contains_key("vocabulary_id") || terms.is_empty() {
-        return Ok((Vec::new(), 0));
+    let vocabulary = searched_vocabulary(ctx, p).await?;
+    if terms.is_empty() || matches!(vocabulary, Some(None)) {
+        return Ok((Vec::new(), 0, None));
     }
     let patterns: Vec<String> = terms
         .iter()
         .map(|t| format!("%{}%", escape_like(t)))
         .collect();
+    let matches = |name: &String| patterns.iter().all(|pat| ilike(name, pat));
+    let page = |rows: Vec<(String, String)>| -> Vec<(String, String)> {
+        rows.into_iter()
+            .skip(paging[0].unwrap_or(0))
+            .take(paging[1].unwrap_or(usize::MAX))
+            .collect()
+    };
+    if let Some(Some(vocabulary_id)) = vocabulary {
+        let rows: Vec<(String, String)> = q::vocabulary_tags(ctx.db().await?, &vocabulary_id)
+            .await?
+            .into_iter()
+            .filter(|(_, name)| matches(name))
+            .collect();
+        let count = rows.len();
+        return Ok((page(rows), count, Some(vocabulary_id)));
+    }
     let mut matched: Vec<String> = visible_values(ctx, "tags")
         .await?
         .into_iter()
         .map(|(name, _)| name)
-        .filter(|name| patterns.iter().all(|pat| ilike(name, pat)))
+        .filter(matches)
         .collect();
     matched.sort_unstable();
     let count = matched.len();
-    let page: Vec<String> = matched
+    let names: Vec<String> = page(matched.into_iter().map(|n| (String::new(), n)).collect())
         .into_iter()
-        .skip(paging[0].unwrap_or(0))
-        .take(paging[1].unwrap_or(usize::MAX))
+        .map(|(_, n)| n)
         .collect();
-    Ok((free_tags(ctx, &page).await?, count))
+    Ok((free_tags(ctx, &names).await?, count, None))
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
+use super::find_tag;
+use crate::vocabulary::vocabulary_tag_dict;
 use crate::search;
 
 action_params! {
@@ -17,20 +19,34 @@ pub async fn tag_show(ctx: &mut ActionContext, p: TagShowParams) -> CkanResult<V
     let mut auth = p.clone();
     auth.insert("id".into(), json!(id));
     ctx.check_access("tag_show", &auth).await?;
-    let (tag_id, name) = q::free_tag_by_ref(ctx.db().await?, &id)
+    let (tag_id, name, vocabulary_id) = find_tag(ctx, &id, &p)
         .await?
-        // With a vocabulary (none exists), only the lookup by id can succeed, as in `Tag.get`.
-        .filter(|(tag_id, _)| {
-            opt_str(&p, "vocabulary_id").is_none_or(|v| v.is_empty()) || *tag_id == id
-        })
         .ok_or_else(|| not_found(""))?;
-    let mut m = Map::new();
-    m.insert("display_name".into(), json!(name));
-    m.insert("id".into(), json!(tag_id));
-    m.insert("name".into(), json!(name));
-    m.insert("vocabulary_id".into(), Value::Null);
+    let vocabulary = if vocabulary_id.is_empty() {
+        None
+    } else {
+        q::vocabulary_by_ref(ctx.db().await?, &vocabulary_id).await?
+    };
+    let mut m = match &vocabulary {
+        Some(v) => match vocabulary_tag_dict(&tag_id, &name, &v.id) {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        },
+        None => {
+            let mut m = Map::new();
+            m.insert("display_name".into(), json!(name));
+            m.insert("id".into(), json!(tag_id));
+            m.insert("name".into(), json!(name));
+            m.insert("vocabulary_id".into(), Value::Null);
+            m
+        }
+    };
     if bool_param(&p, "include_datasets", false)? {
-        let pkgs = tag_datasets(ctx, &name).await?;
+        let field = match &vocabulary {
+            Some(v) => format!("vocab_{}", v.name),
+            None => "tags".to_string(),
+        };
+        let pkgs = tag_datasets(ctx, &field, &name).await?;
         m.insert("packages".into(), Value::Array(pkgs));
     }
     Ok(Value::Object(m))
@@ -38,12 +54,12 @@ pub async fn tag_show(ctx: &mut ActionContext, p: TagShowParams) -> CkanResult<V
 
 /// `tag_show`'s `packages`: up to 1000 public, active datasets with the tag, from the index;
 /// no permission labels apply (CKAN's `tag_dictize`).
-async fn tag_datasets(ctx: &mut ActionContext, tag: &str) -> CkanResult<Vec<Value>> {
+async fn tag_datasets(ctx: &mut ActionContext, field: &str, tag: &str) -> CkanResult<Vec<Value>> {
     let sort = search::parse_sort(&ctx.config().catalog.search.default_package_sort)?;
     let req = SearchRequest {
         query: Query::and(vec![
             Query::term("capacity", "public"),
-            Query::term("tags", tag),
+            Query::term(field, tag),
         ]),
         filters: vec![Query::term("state", "active")],
         sort,

@@ -1,11 +1,14 @@
 -- The rest of CKAN's core tables (issue 12): tag vocabularies, dataset relationships, task
 -- status, term translations, runtime-editable configuration, the background job queue, and
 -- API token expiry.
+-- seq keeps creation order, in which CKAN lists vocabularies and a vocabulary's tags.
 CREATE TABLE vocabulary (
     id TEXT PRIMARY KEY,
-    name TEXT NOT NULL UNIQUE
+    name TEXT NOT NULL UNIQUE,
+    seq INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX tag_vocabulary ON tag(vocabulary_id);
+ALTER TABLE tag ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX tag_vocabulary ON tag(vocabulary_id, seq);
 CREATE TABLE package_relationship (
     id TEXT PRIMARY KEY,
     subject_package_id TEXT NOT NULL,

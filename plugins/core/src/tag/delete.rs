@@ -1,0 +1,28 @@
+use std::collections::HashSet;
+
+use catalog_framework::prelude::*;
+use catalog_framework::store as q;
+
+use super::find_tag;
+use crate::vocabulary::{drop_tags_from_datasets, required_id};
+
+action_params! {
+    /// Delete a tag (sysadmins only): a vocabulary's, or a free one. The datasets that carry
+    /// it lose it and are reindexed.
+    ///
+    /// :param id: the tag's id or name
+    /// :param vocabulary_id: the vocabulary's id or name (for a vocabulary tag named by name)
+    pub struct TagDeleteParams {}
+}
+
+pub async fn tag_delete(ctx: &mut ActionContext, p: TagDeleteParams) -> CkanResult<Value> {
+    let p = p.__extras;
+    let r = required_id(&p)?;
+    let (tag_id, _, _) = find_tag(ctx, &r, &p)
+        .await?
+        .ok_or_else(|| not_found(format!("Could not find tag \"{r}\"")))?;
+    ctx.check_access("tag_delete", &p).await?;
+    let datasets = q::delete_tag(ctx.db().await?, &tag_id).await?;
+    drop_tags_from_datasets(ctx, &datasets, &HashSet::from([tag_id])).await?;
+    Ok(Value::Null)
+}

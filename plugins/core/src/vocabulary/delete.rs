@@ -1,0 +1,32 @@
+use std::collections::HashSet;
+
+use catalog_framework::prelude::*;
+use catalog_framework::store as q;
+
+use super::{drop_tags_from_datasets, required_id, vocabulary_or_404};
+
+action_params! {
+    /// Delete a tag vocabulary (sysadmins only) with its tags, which the datasets that
+    /// carried them lose.
+    ///
+    /// :param id: the vocabulary's id or name
+    pub struct VocabularyDeleteParams {}
+}
+
+pub async fn vocabulary_delete(
+    ctx: &mut ActionContext,
+    p: VocabularyDeleteParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
+    let r = required_id(&p)?;
+    let v = vocabulary_or_404(ctx, &r).await?;
+    ctx.check_access("vocabulary_delete", &p).await?;
+    let tag_ids: HashSet<String> = q::vocabulary_tags(ctx.db().await?, &v.id)
+        .await?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let datasets = q::delete_vocabulary(ctx.db().await?, &v.id).await?;
+    drop_tags_from_datasets(ctx, &datasets, &tag_ids).await?;
+    Ok(Value::Null)
+}

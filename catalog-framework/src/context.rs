@@ -333,7 +333,7 @@ impl ActionContext {
             action.clone_into(&mut self.top_action);
             crate::params::check_input(&params, self.app.config.catalog.limits.max_list_items)?;
         }
-        if !act.side_effect_free() {
+        if act.transactional() {
             self.begin_write().await;
         }
         self.depth += 1;
@@ -369,7 +369,7 @@ impl ActionContext {
             .app
             .registry
             .action(action)
-            .is_some_and(|a| !a.side_effect_free());
+            .is_some_and(|a| a.transactional());
         if !writes {
             return self.run_once(action, params).await;
         }

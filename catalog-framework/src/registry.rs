@@ -23,6 +23,13 @@ pub trait Action: Send + Sync + 'static {
     fn side_effect_free(&self) -> bool {
         false
     }
+    /// True when the action's writes run in one store transaction (and, on SQLite, behind the
+    /// single-writer lock): every action that is not side-effect free, except long-running
+    /// maintenance (`search_index_rebuild`) that commits its own work in steps and must not
+    /// hold the writer while it runs.
+    fn transactional(&self) -> bool {
+        !self.side_effect_free()
+    }
     /// The text `help_show` returns.
     fn doc(&self) -> &'static str {
         ""
@@ -304,6 +311,12 @@ impl Action for ActionChain {
         self.outer
             .side_effect_free()
             .unwrap_or_else(|| self.next.side_effect_free())
+    }
+    fn transactional(&self) -> bool {
+        match self.outer.side_effect_free() {
+            Some(read) => !read,
+            None => self.next.transactional(),
+        }
     }
     fn doc(&self) -> &'static str {
         self.outer.doc().unwrap_or_else(|| self.next.doc())

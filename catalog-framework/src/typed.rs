@@ -338,6 +338,8 @@ pub trait TypedAction: Send + Sync + 'static {
     type Params: ActionParams;
     /// True for actions that read only (they answer GET).
     const READ: bool;
+    /// False for a write that must not run in one transaction ([`Action::transactional`](crate::registry::Action::transactional)).
+    const TRANSACTION: bool = true;
     async fn run(
         &self,
         ctx: &mut crate::context::ActionContext,
@@ -352,6 +354,9 @@ pub struct Typed<A>(pub A);
 impl<A: TypedAction> crate::registry::Action for Typed<A> {
     fn side_effect_free(&self) -> bool {
         A::READ
+    }
+    fn transactional(&self) -> bool {
+        !A::READ && A::TRANSACTION
     }
     fn doc(&self) -> &'static str {
         <A::Params as ActionParams>::doc()

@@ -399,6 +399,7 @@ pub async fn purge_package(conn: &mut AnyConnection, id: &str) -> sqlx::Result<(
         "DELETE FROM collaborator WHERE package_id = $1",
         "DELETE FROM package_tag WHERE package_id = $1",
         "DELETE FROM resource WHERE package_id = $1",
+        "DELETE FROM package_relationship WHERE subject_package_id = $1 OR object_package_id = $1",
         "DELETE FROM package WHERE id = $1",
     ] {
         sqlx::query(sql).bind(id).execute(&mut *conn).await?;

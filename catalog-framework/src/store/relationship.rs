@@ -13,7 +13,7 @@ pub struct RelationshipRow {
     pub object_package_id: String,
     #[sqlx(rename = "type")]
     pub rel_type: String,
-    pub comment: String,
+    pub comment: Option<String>,
     pub state: String,
 }
 
@@ -30,7 +30,7 @@ pub async fn relationships(
     let sql = format!(
         "SELECT {COLUMNS} FROM package_relationship WHERE state = 'active' \
          AND ($1 = '' OR subject_package_id = $1) AND ($2 = '' OR object_package_id = $2) \
-         AND ($3 = '' OR type = $3) ORDER BY id"
+         AND ($3 = '' OR type = $3) ORDER BY seq"
     );
     sqlx::query_as(&sql)
         .bind(subject.unwrap_or(""))
@@ -47,7 +47,7 @@ pub async fn relationships_of(
 ) -> sqlx::Result<Vec<RelationshipRow>> {
     let sql = format!(
         "SELECT {COLUMNS} FROM package_relationship WHERE state = 'active' \
-         AND (subject_package_id = $1 OR object_package_id = $1) ORDER BY id"
+         AND (subject_package_id = $1 OR object_package_id = $1) ORDER BY seq"
     );
     sqlx::query_as(&sql)
         .bind(package_id)
@@ -76,12 +76,13 @@ pub async fn relationship_by_triple(
         .await
 }
 
-/// Inserts a relationship or, when its id exists, rewrites its comment and state.
+/// Inserts a relationship or, when its id exists, rewrites its comment and state; either way
+/// it goes last in the listing order.
 pub async fn save_relationship(conn: &mut AnyConnection, r: &RelationshipRow) -> sqlx::Result<()> {
     sqlx::query(
-        "INSERT INTO package_relationship (id, subject_package_id, object_package_id, type, comment, state) \
-         VALUES ($1, $2, $3, $4, $5, $6) \
-         ON CONFLICT (id) DO UPDATE SET comment = excluded.comment, state = excluded.state",
+        "INSERT INTO package_relationship (id, subject_package_id, object_package_id, type, comment, state, seq) \
+         VALUES ($1, $2, $3, $4, $5, $6, (SELECT COALESCE(MAX(seq), 0) + 1 FROM package_relationship)) \
+         ON CONFLICT (id) DO UPDATE SET comment = excluded.comment, state = excluded.state, seq = excluded.seq",
     )
     .bind(&r.id)
     .bind(&r.subject_package_id)
@@ -95,7 +96,10 @@ pub async fn save_relationship(conn: &mut AnyConnection, r: &RelationshipRow) ->
 }
 
 /// Removes every relationship of a purged dataset.
-pub async fn purge_relationships_of(conn: &mut AnyConnection, package_id: &str) -> sqlx::Result<()> {
+pub async fn purge_relationships_of(
+    conn: &mut AnyConnection,
+    package_id: &str,
+) -> sqlx::Result<()> {
     sqlx::query(
         "DELETE FROM package_relationship WHERE subject_package_id = $1 OR object_package_id = $1",
     )

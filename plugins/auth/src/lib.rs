@@ -96,6 +96,40 @@ auth! {
     vocabulary_delete, anon = true, sysadmin_bare;
     tag_create, anon = true, sysadmin_bare;
     tag_delete, anon = true, sysadmin_bare;
+    package_relationship_create, anon = true, relationship_edit;
+    package_relationship_update, anon = true, relationship_edit;
+    package_relationship_delete, anon = true, relationship_edit;
+    package_relationships_list, anon = true, relationships_read;
+}
+
+/// A relationship write: the caller must be able to edit both datasets. The message names
+/// the relationship when the action passes its id (`relationship_id`, on delete).
+async fn relationship_edit(ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
+    for key in ["subject", "object"] {
+        if !can_update_package(ctx, &id_of(data, key)).await? {
+            return Err(match data.get("relationship_id").and_then(Value::as_str) {
+                Some(r) => deny(ctx, &format!("delete relationship {r}")),
+                None => deny(ctx, "edit these packages"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `package_relationships_list`: the caller must be able to read `id` and `id2`.
+async fn relationships_read(ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
+    for key in ["id", "id2"] {
+        if data.contains_key(key) {
+            let pkg = ctx
+                .package_row(&id_of(data, key))
+                .await?
+                .ok_or_else(|| not_found(""))?;
+            if !authz::can_read_package(ctx, &pkg).await? {
+                return Err(deny(ctx, "read these packages"));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// CKAN's sysadmin-only auth functions that give no reason: a bare `Access denied` (the

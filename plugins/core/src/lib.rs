@@ -65,6 +65,7 @@ mod lookup;
 mod member;
 mod membership;
 mod package;
+mod relationship;
 mod resource;
 mod search;
 mod site;
@@ -96,6 +97,7 @@ macro_rules! typed_actions {
             impl TypedAction for $name {
                 type Params = $params;
                 const READ: bool = typed_actions!(@read $kind);
+                const TRANSACTION: bool = typed_actions!(@transaction $kind);
                 async fn run(&self, ctx: &mut ActionContext, $p: $params) -> CkanResult<Value> {
                     $f(ctx, $arg).await
                 }
@@ -105,6 +107,9 @@ macro_rules! typed_actions {
     };
     (@read read) => { true };
     (@read write) => { false };
+    (@read maintenance) => { false };
+    (@transaction maintenance) => { false };
+    (@transaction $kind:ident) => { true };
 }
 
 // api_token/
@@ -179,7 +184,7 @@ typed_actions! {
 typed_actions! { dict
     write package_create(package::create::PackageCreateParams) => package::create::package_create;
     read package_search(package::search::PackageSearchParams) => package::search::package_search;
-    write search_index_rebuild(package::search::SearchIndexRebuildParams) => package::search::search_index_rebuild;
+    maintenance search_index_rebuild(package::search::SearchIndexRebuildParams) => package::search::search_index_rebuild;
     write package_update(package::update::PackageUpdateParams) => package::update::package_update;
     write package_patch(package::update::PackagePatchParams) => package::update::package_patch;
 }
@@ -214,6 +219,14 @@ typed_actions! {
     read tag_show(tag::show::TagShowParams) => tag::show::tag_show;
     write tag_create(tag::create::TagCreateParams) => tag::create::tag_create;
     write tag_delete(tag::delete::TagDeleteParams) => tag::delete::tag_delete;
+}
+
+// relationship/
+typed_actions! {
+    write package_relationship_create(relationship::create::PackageRelationshipCreateParams) => relationship::create::package_relationship_create;
+    write package_relationship_delete(relationship::delete::PackageRelationshipDeleteParams) => relationship::delete::package_relationship_delete;
+    read package_relationships_list(relationship::list::PackageRelationshipsListParams) => relationship::list::package_relationships_list;
+    write package_relationship_update(relationship::update::PackageRelationshipUpdateParams) => relationship::update::package_relationship_update;
 }
 
 // vocabulary/

@@ -54,7 +54,17 @@ pub async fn dataset_purge(ctx: &mut ActionContext, p: DatasetPurgeParams) -> Ck
     let mut auth = p.__extras;
     auth.insert("id".into(), json!(r));
     ctx.check_access("dataset_purge", &auth).await?;
+    let related: Vec<String> = store::relationships_of(ctx.db().await?, &row.id)
+        .await?
+        .into_iter()
+        .flat_map(|r| [r.subject_package_id, r.object_package_id])
+        .filter(|other| *other != row.id)
+        .collect();
     store::purge_package(ctx.db().await?, &row.id).await?;
+    // The datasets it was related to lose the relationship from their documents too.
+    for other in related {
+        crate::relationship::refresh_dataset(ctx, &other, false).await?;
+    }
     if ctx.wants_events() {
         let before = serde_json::from_str(&row.data)?;
         ctx.emit(Entity::Package, Change::Purged, &row.id, Some(before), None);

@@ -377,6 +377,9 @@ async fn write(
     if let Some(groups) = groups {
         set_package_groups(ctx, &id, &groups).await?;
     }
+    if !is_new {
+        crate::relationship::refresh_dataset(ctx, &id, true).await?;
+    }
     let was_deleted = before
         .as_ref()
         .is_some_and(|b| b.get("state").and_then(Value::as_str) == Some("deleted"));

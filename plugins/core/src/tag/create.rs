@@ -16,7 +16,9 @@ pub async fn tag_create(ctx: &mut ActionContext, p: TagCreateParams) -> CkanResu
     let p = p.__extras;
     ctx.check_access("tag_create", &p).await?;
     let mut errs = validation();
-    if p.get("id").is_some_and(|v| !v.is_null() && v.as_str() != Some("")) {
+    if p.get("id")
+        .is_some_and(|v| !v.is_null() && v.as_str() != Some(""))
+    {
         errs.push("id", "The input field id was not expected.");
     }
     let name = match p.get("name") {

@@ -35,7 +35,10 @@ pub async fn tag_list(ctx: &mut ActionContext, p: TagListParams) -> CkanResult<V
         let row = q::vocabulary_by_ref(ctx.db().await?, &v)
             .await?
             .ok_or_else(|| not_found(format!("could not find vocabulary '{v}'")))?;
-        (q::vocabulary_tags(ctx.db().await?, &row.id).await?, Some(row.id))
+        (
+            q::vocabulary_tags(ctx.db().await?, &row.id).await?,
+            Some(row.id),
+        )
     } else {
         let names: Vec<String> = visible_values(ctx, "tags")
             .await?

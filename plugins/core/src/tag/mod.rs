@@ -46,7 +46,9 @@ async fn searched_vocabulary(
         return Ok(Some(None));
     };
     Ok(Some(
-        q::vocabulary_by_ref(ctx.db().await?, &v).await?.map(|row| row.id),
+        q::vocabulary_by_ref(ctx.db().await?, &v)
+            .await?
+            .map(|row| row.id),
     ))
 }
 

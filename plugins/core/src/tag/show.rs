@@ -2,8 +2,8 @@ use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
 use super::find_tag;
-use crate::vocabulary::vocabulary_tag_dict;
 use crate::search;
+use crate::vocabulary::vocabulary_tag_dict;
 
 action_params! {
     /// Return a tag.
@@ -19,9 +19,8 @@ pub async fn tag_show(ctx: &mut ActionContext, p: TagShowParams) -> CkanResult<V
     let mut auth = p.clone();
     auth.insert("id".into(), json!(id));
     ctx.check_access("tag_show", &auth).await?;
-    let (tag_id, name, vocabulary_id) = find_tag(ctx, &id, &p)
-        .await?
-        .ok_or_else(|| not_found(""))?;
+    let (tag_id, name, vocabulary_id) =
+        find_tag(ctx, &id, &p).await?.ok_or_else(|| not_found(""))?;
     let vocabulary = if vocabulary_id.is_empty() {
         None
     } else {

@@ -22,7 +22,10 @@ pub async fn vocabulary_create(
     let p = p.__extras;
     ctx.check_access("vocabulary_create", &p).await?;
     let mut errs = validation();
-    let id = match p.get("id").filter(|v| !matches!(v, Value::Null) && v.as_str() != Some("")) {
+    let id = match p
+        .get("id")
+        .filter(|v| !matches!(v, Value::Null) && v.as_str() != Some(""))
+    {
         None => q::new_id(),
         Some(given) => match given.as_str().and_then(catalog_plugin_schema::uuid_parse) {
             Some(id) if ctx.is_sysadmin() => {

@@ -10,7 +10,10 @@ action_params! {
     pub struct VocabularyListParams {}
 }
 
-pub async fn vocabulary_list(ctx: &mut ActionContext, p: VocabularyListParams) -> CkanResult<Value> {
+pub async fn vocabulary_list(
+    ctx: &mut ActionContext,
+    p: VocabularyListParams,
+) -> CkanResult<Value> {
     ctx.check_access("vocabulary_list", &p.__extras).await?;
     let mut out = Vec::new();
     for v in q::vocabularies(ctx.db().await?).await? {

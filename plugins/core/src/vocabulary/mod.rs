@@ -20,7 +20,10 @@ pub(crate) fn vocabulary_tag_dict(id: &str, name: &str, vocabulary_id: &str) -> 
 }
 
 /// `{"id", "name", "tags"}`, the tags in creation order.
-pub(crate) async fn vocabulary_dict(ctx: &mut ActionContext, v: &VocabularyRow) -> CkanResult<Value> {
+pub(crate) async fn vocabulary_dict(
+    ctx: &mut ActionContext,
+    v: &VocabularyRow,
+) -> CkanResult<Value> {
     let tags: Vec<Value> = q::vocabulary_tags(ctx.db().await?, &v.id)
         .await?
         .iter()
@@ -139,7 +142,11 @@ pub(crate) async fn tag_names(
             flat.push(json!(name_errs.join(", ")));
             continue;
         }
-        if let Some(v) = o.get("vocabulary_id").and_then(Value::as_str).filter(|v| !v.is_empty()) {
+        if let Some(v) = o
+            .get("vocabulary_id")
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+        {
             let known = q::vocabulary_by_ref(ctx.db().await?, v)
                 .await?
                 .is_some_and(|row| row.id == v);

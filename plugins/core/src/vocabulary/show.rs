@@ -10,7 +10,10 @@ action_params! {
     pub struct VocabularyShowParams {}
 }
 
-pub async fn vocabulary_show(ctx: &mut ActionContext, p: VocabularyShowParams) -> CkanResult<Value> {
+pub async fn vocabulary_show(
+    ctx: &mut ActionContext,
+    p: VocabularyShowParams,
+) -> CkanResult<Value> {
     let p = p.__extras;
     ctx.check_access("vocabulary_show", &p).await?;
     let r = required_id(&p)?;

@@ -14,8 +14,10 @@ CREATE TABLE package_relationship (
     subject_package_id TEXT NOT NULL,
     object_package_id TEXT NOT NULL,
     type TEXT NOT NULL,
-    comment TEXT NOT NULL DEFAULT '',
-    state TEXT NOT NULL DEFAULT 'active'
+    comment TEXT,
+    state TEXT NOT NULL DEFAULT 'active',
+    -- CKAN lists relationships in table order, a changed row last: seq is that order.
+    seq INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX package_relationship_subject ON package_relationship(subject_package_id);
 CREATE INDEX package_relationship_object ON package_relationship(object_package_id);

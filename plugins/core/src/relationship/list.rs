@@ -1,0 +1,76 @@
+use catalog_framework::prelude::*;
+
+use super::{bad_type, relationship_dict, relationships_of, text};
+
+action_params! {
+    /// Return a dataset's relationships, read from its side.
+    ///
+    /// :param id: the dataset's id or name
+    /// :param id2: optional: only those with this dataset
+    /// :param rel: optional: only those of this type (`relationships` or empty: every type)
+    /// :rtype: list of dictionaries
+    pub struct PackageRelationshipsListParams {}
+}
+
+pub async fn package_relationships_list(
+    ctx: &mut ActionContext,
+    p: PackageRelationshipsListParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
+    if !p.contains_key("id") {
+        return Err(missing("id"));
+    }
+    let id_given = text(p.get("id"));
+    let pkg = ctx
+        .package_row(&id_given)
+        .await?
+        .ok_or_else(|| not_found("First package named in request was not found."))?;
+    let id2_given = text(p.get("id2"));
+    let other = if id2_given.is_empty() {
+        None
+    } else {
+        Some(
+            ctx.package_row(&id2_given)
+                .await?
+                .ok_or_else(|| not_found("Second package named in address was not found."))?,
+        )
+    };
+    let mut auth = Map::new();
+    auth.insert("id".into(), json!(pkg.id));
+    if let Some(o) = &other {
+        auth.insert("id2".into(), json!(o.id));
+    }
+    ctx.check_access("package_relationships_list", &auth)
+        .await?;
+    let rel = text(p.get("rel"));
+    let rel = (!rel.is_empty() && rel != "relationships").then_some(rel);
+    if let Some(r) = &rel {
+        if !super::TYPES.contains(&r.as_str()) {
+            return Err(bad_type("rel"));
+        }
+    }
+    let rows = relationships_of(
+        ctx,
+        &pkg.id,
+        other.as_ref().map(|o| o.id.as_str()),
+        rel.as_deref(),
+    )
+    .await?;
+    if rows.is_empty() {
+        if let Some(r) = &rel {
+            let id2 = if id2_given.is_empty() {
+                "None".to_string()
+            } else {
+                id2_given
+            };
+            return Err(not_found(format!(
+                "Relationship \"{id_given} {r} {id2}\" not found."
+            )));
+        }
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        out.push(relationship_dict(ctx, r, Some(&pkg.id)).await?);
+    }
+    Ok(Value::Array(out))
+}

@@ -96,7 +96,8 @@ pub async fn delete_task_status(conn: &mut AnyConnection, id: &str) -> sqlx::Res
 /// One term translation: `(term, term_translation, lang_code)`.
 pub type TermTranslation = (String, String, String);
 
-/// Sets the translation of a term into a language, replacing the previous one.
+/// Sets the translation of a term into a language, replacing the previous one (which then
+/// lists last, as CKAN's rewritten row does).
 pub async fn save_term_translation(
     conn: &mut AnyConnection,
     term: &str,
@@ -104,8 +105,9 @@ pub async fn save_term_translation(
     lang_code: &str,
 ) -> sqlx::Result<()> {
     sqlx::query(
-        "INSERT INTO term_translation (term, term_translation, lang_code) VALUES ($1, $2, $3) \
-         ON CONFLICT (term, lang_code) DO UPDATE SET term_translation = excluded.term_translation",
+        "INSERT INTO term_translation (term, term_translation, lang_code, seq) \
+         VALUES ($1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM term_translation)) \
+         ON CONFLICT (term, lang_code) DO UPDATE SET term_translation = excluded.term_translation, seq = excluded.seq",
     )
     .bind(term)
     .bind(translation)
@@ -115,27 +117,39 @@ pub async fn save_term_translation(
     Ok(())
 }
 
-/// The translations of these terms, into these languages if any are given.
+/// The translations of these terms (`None`: of every term), into these languages (`None`: any).
+/// In table order; with languages, by term and language (the order CKAN's index gives).
 pub async fn term_translations(
     conn: &mut AnyConnection,
-    terms: &[String],
-    lang_codes: &[String],
+    terms: Option<&[String]>,
+    lang_codes: Option<&[String]>,
 ) -> sqlx::Result<Vec<TermTranslation>> {
-    if terms.is_empty() {
-        return Ok(Vec::new());
+    let mut sql =
+        "SELECT term, term_translation, lang_code FROM term_translation WHERE 1 = 1".to_string();
+    let mut bound = 0;
+    for (col, list) in [("term", terms), ("lang_code", lang_codes)] {
+        if let Some(list) = list {
+            if list.is_empty() {
+                return Ok(Vec::new());
+            }
+            sql.push_str(&format!(
+                " AND {col} IN ({})",
+                super::rows::placeholders_from(bound + 1, list.len())
+            ));
+            bound += list.len();
+        }
     }
-    let mut sql = format!(
-        "SELECT term, term_translation, lang_code FROM term_translation WHERE term IN ({})",
-        super::rows::placeholders(terms.len())
-    );
-    if !lang_codes.is_empty() {
-        sql.push_str(&format!(
-            " AND lang_code IN ({})",
-            super::rows::placeholders_from(terms.len() + 1, lang_codes.len())
-        ));
-    }
+    sql.push_str(if lang_codes.is_some() {
+        " ORDER BY term, lang_code"
+    } else {
+        " ORDER BY seq"
+    });
     let mut q = sqlx::query_as(&sql);
-    for t in terms.iter().chain(lang_codes) {
+    for t in terms
+        .into_iter()
+        .flatten()
+        .chain(lang_codes.into_iter().flatten())
+    {
         q = q.bind(t);
     }
     q.fetch_all(&mut *conn).await

@@ -100,6 +100,22 @@ auth! {
     package_relationship_update, anon = true, relationship_edit;
     package_relationship_delete, anon = true, relationship_edit;
     package_relationships_list, anon = true, relationships_read;
+    task_status_show, anon = true, allow;
+    resource_status_show, anon = true, allow;
+    task_status_update, anon = true, task_status_write;
+    task_status_update_many, anon = true, allow;
+    task_status_delete, anon = true, sysadmin_bare;
+    term_translation_show, anon = true, allow;
+    term_translation_update, anon = true, term_translation_write;
+    term_translation_update_many, anon = true, allow;
+}
+
+async fn task_status_write(ctx: &mut ActionContext, _: &Params) -> CkanResult<()> {
+    Err(deny(ctx, "update task_status table"))
+}
+
+async fn term_translation_write(ctx: &mut ActionContext, _: &Params) -> CkanResult<()> {
+    Err(deny(ctx, "update term_translation table"))
 }
 
 /// A relationship write: the caller must be able to edit both datasets. The message names

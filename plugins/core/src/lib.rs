@@ -70,6 +70,8 @@ mod resource;
 mod search;
 mod site;
 mod tag;
+mod task_status;
+mod term_translation;
 mod user;
 mod vocabulary;
 
@@ -227,6 +229,22 @@ typed_actions! {
     write package_relationship_delete(relationship::delete::PackageRelationshipDeleteParams) => relationship::delete::package_relationship_delete;
     read package_relationships_list(relationship::list::PackageRelationshipsListParams) => relationship::list::package_relationships_list;
     write package_relationship_update(relationship::update::PackageRelationshipUpdateParams) => relationship::update::package_relationship_update;
+}
+
+// task_status/
+typed_actions! {
+    write task_status_delete(task_status::delete::TaskStatusDeleteParams) => task_status::delete::task_status_delete;
+    read task_status_show(task_status::show::TaskStatusShowParams) => task_status::show::task_status_show;
+    read resource_status_show(task_status::show::ResourceStatusShowParams) => task_status::show::resource_status_show;
+    write task_status_update(task_status::update::TaskStatusUpdateParams) => task_status::update::task_status_update;
+    write task_status_update_many(task_status::update::TaskStatusUpdateManyParams) => task_status::update::task_status_update_many;
+}
+
+// term_translation/
+typed_actions! {
+    read term_translation_show(term_translation::show::TermTranslationShowParams) => term_translation::show::term_translation_show;
+    write term_translation_update(term_translation::update::TermTranslationUpdateParams) => term_translation::update::term_translation_update;
+    write term_translation_update_many(term_translation::update::TermTranslationUpdateManyParams) => term_translation::update::term_translation_update_many;
 }
 
 // vocabulary/

@@ -37,6 +37,8 @@ CREATE TABLE term_translation (
     term TEXT NOT NULL,
     term_translation TEXT NOT NULL,
     lang_code TEXT NOT NULL,
+    -- CKAN lists translations in table order, a rewritten one last: seq is that order.
+    seq INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (term, lang_code)
 );
 CREATE TABLE system_info (

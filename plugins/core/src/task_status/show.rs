@@ -1,0 +1,71 @@
+use catalog_framework::prelude::*;
+use catalog_framework::store as q;
+
+use super::{task_status_dict, text_param};
+
+action_params! {
+    /// Return a task status, by `id` or by `entity_id`, `task_type` and `key`.
+    ///
+    /// :param id: optional
+    /// :param entity_id: required without `id`
+    /// :param task_type: required without `id`
+    /// :param key: required without `id`
+    /// :rtype: dictionary
+    pub struct TaskStatusShowParams {}
+}
+
+pub async fn task_status_show(
+    ctx: &mut ActionContext,
+    p: TaskStatusShowParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
+    ctx.check_access("task_status_show", &p).await?;
+    let row = match text_param(&p, "id") {
+        Some(id) => q::task_status_by_id(ctx.db().await?, &id).await?,
+        None => {
+            // CKAN's get_or_bust, one key at a time.
+            for key in ["entity_id", "task_type", "key"] {
+                if !p.contains_key(key) {
+                    return Err(missing(key));
+                }
+            }
+            let v = |k: &str| text_param(&p, k).unwrap_or_default();
+            q::task_status_by_key(ctx.db().await?, &v("entity_id"), &v("task_type"), &v("key"))
+                .await?
+        }
+    };
+    Ok(task_status_dict(&row.ok_or_else(|| not_found(""))?))
+}
+
+action_params! {
+    /// Return the task statuses of a resource (CKAN 2.7's action, from the days of its celery
+    /// queue). There is no celery here: `status`, `date_done` and `traceback` are null.
+    ///
+    /// :param id: the resource's id
+    /// :rtype: list of dictionaries
+    pub struct ResourceStatusShowParams {}
+}
+
+pub async fn resource_status_show(
+    ctx: &mut ActionContext,
+    p: ResourceStatusShowParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
+    ctx.check_access("resource_status_show", &p).await?;
+    let id = text_param(&p, "id").ok_or_else(|| missing("id"))?;
+    let rows = q::task_statuses_of(ctx.db().await?, &id).await?;
+    Ok(Value::Array(
+        rows.iter()
+            .map(|t| {
+                let mut m = Map::new();
+                m.insert("status".into(), Value::Null);
+                m.insert("date_done".into(), Value::Null);
+                m.insert("traceback".into(), Value::Null);
+                if let Value::Object(d) = task_status_dict(t) {
+                    m.extend(d);
+                }
+                Value::Object(m)
+            })
+            .collect(),
+    ))
+}

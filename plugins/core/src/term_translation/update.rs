@@ -1,0 +1,68 @@
+use catalog_framework::prelude::*;
+use catalog_framework::store as q;
+
+use crate::task_status::text_param;
+
+action_params! {
+    /// Set the translation of a term into a language (sysadmins only).
+    ///
+    /// :param term: the term
+    /// :param term_translation: its translation
+    /// :param lang_code: the language code
+    /// :rtype: dictionary
+    pub struct TermTranslationUpdateParams {}
+}
+
+pub async fn term_translation_update(
+    ctx: &mut ActionContext,
+    p: TermTranslationUpdateParams,
+) -> CkanResult<Value> {
+    update_one(ctx, &p.__extras).await
+}
+
+async fn update_one(ctx: &mut ActionContext, p: &Params) -> CkanResult<Value> {
+    ctx.check_access("term_translation_update", p).await?;
+    let mut errs = validation();
+    let mut required = |key: &str| {
+        text_param(p, key).unwrap_or_else(|| {
+            errs.push(key, "Missing value");
+            String::new()
+        })
+    };
+    let lang_code = required("lang_code");
+    let term = required("term");
+    let translation = required("term_translation");
+    errs.finish()?;
+    q::save_term_translation(ctx.db().await?, &term, &translation, &lang_code).await?;
+    Ok(json!({"lang_code": lang_code, "term": term, "term_translation": translation}))
+}
+
+action_params! {
+    /// Set several term translations (sysadmins only); all or nothing.
+    ///
+    /// :param data: list of dicts with `term`, `term_translation` and `lang_code`
+    /// :rtype: dictionary with `success`
+    pub struct TermTranslationUpdateManyParams {}
+}
+
+pub async fn term_translation_update_many(
+    ctx: &mut ActionContext,
+    p: TermTranslationUpdateManyParams,
+) -> CkanResult<Value> {
+    let not_list = || {
+        let mut errs = validation();
+        errs.set("error", json!("Must be a list of dicts"));
+        errs.build()
+    };
+    let items = match p.__extras.get("data") {
+        Some(Value::Array(items)) if !items.is_empty() => items.clone(),
+        _ => return Err(not_list()),
+    };
+    for item in &items {
+        let Some(item) = item.as_object() else {
+            return Err(not_list());
+        };
+        update_one(ctx, item).await?;
+    }
+    Ok(json!({"success": format!("{} rows updated", items.len())}))
+}

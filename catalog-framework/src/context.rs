@@ -25,9 +25,26 @@ pub struct App {
     pub package_cache: crate::cache::PackageCache,
     /// What the enabled plugins keep for the app's lifetime (their settings, clients …).
     pub extensions: crate::plugin::Extensions,
+    /// The site settings changed at run time (`config_option_update`).
+    pub runtime: crate::runtime::RuntimeConfig,
 }
 
 impl App {
+    /// A runtime-editable site setting (`catalog.site_title` …) as it stands now.
+    pub fn site_setting(&self, key: &str) -> String {
+        self.runtime.get(&self.config, key).unwrap_or_default()
+    }
+
+    /// The site's title as it stands now (`config_option_update` may change it).
+    pub fn site_title(&self) -> String {
+        self.site_setting("catalog.site_title")
+    }
+
+    /// The site's description as it stands now.
+    pub fn site_description(&self) -> String {
+        self.site_setting("catalog.site_description")
+    }
+
     /// A value a plugin kept at start-up ([`crate::plugin::Setup::insert`]).
     pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
         self.extensions.get::<T>()

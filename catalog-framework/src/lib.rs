@@ -22,6 +22,7 @@ mod openapi;
 mod params;
 mod plugin;
 mod registry;
+mod runtime;
 pub mod search;
 mod server;
 pub mod store;
@@ -62,6 +63,7 @@ pub mod prelude {
         Action, AuthFunction, ChainedAction, ChainedAuthFunction, DatasetSchema, Params,
         Registration, Registry, RegistryClash, SchemaContext, SchemaOp,
     };
+    pub use crate::runtime::{canonical_key, CONFIG_UPDATE_KEY, RUNTIME_CONFIG_KEYS};
     pub use crate::search::{
         IndexDocument, IndexRebuild, Query, SearchBackend, SearchBackendFactory, SearchBackendInit,
         SearchHits, SearchRequest, SortField, SortKey,
@@ -142,7 +144,12 @@ pub async fn build_app(
         search: search::indexer::SearchService::new(backend),
         package_cache: cache::PackageCache::new(sqlite, config_cache_bytes),
         extensions,
+        runtime: runtime::RuntimeConfig::default(),
     });
+    {
+        let mut conn = app.store.pool.acquire().await?;
+        app.runtime.refresh(&mut conn).await?;
+    }
     prepare_search(&app).await?;
     for p in app.registry.plugin_set().iter() {
         p.start(&app)

@@ -226,6 +226,15 @@ pub fn spawn_background_sync(app: AppState) -> tokio::task::JoinHandle<()> {
             if let Err(e) = SearchService::sync(&app).await {
                 tracing::warn!(error = %e, "background search index sync failed");
             }
+            // Site settings another node changed at run time.
+            match app.store.pool.acquire().await {
+                Ok(mut conn) => {
+                    if let Err(e) = app.runtime.refresh(&mut conn).await {
+                        tracing::warn!(error = %e, "reloading the runtime configuration failed");
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "reloading the runtime configuration failed"),
+            }
         }
     })
 }

@@ -108,6 +108,9 @@ auth! {
     term_translation_show, anon = true, allow;
     term_translation_update, anon = true, term_translation_write;
     term_translation_update_many, anon = true, allow;
+    config_option_list, anon = true, sysadmin_bare;
+    config_option_show, anon = true, sysadmin_bare;
+    config_option_update, anon = true, sysadmin_bare;
 }
 
 async fn task_status_write(ctx: &mut ActionContext, _: &Params) -> CkanResult<()> {

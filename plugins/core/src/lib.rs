@@ -56,6 +56,7 @@
 pub mod admin;
 mod api_token;
 mod collaborator;
+mod config_option;
 mod dictize;
 pub mod formats;
 mod group;
@@ -127,6 +128,13 @@ typed_actions! {
     write package_collaborator_delete(collaborator::delete::PackageCollaboratorDeleteParams) => collaborator::delete::package_collaborator_delete;
     read package_collaborator_list(collaborator::list::PackageCollaboratorListParams) => collaborator::list::package_collaborator_list;
     read package_collaborator_list_for_user(collaborator::list_for_user::PackageCollaboratorListForUserParams) => collaborator::list_for_user::package_collaborator_list_for_user;
+}
+
+// config_option/
+typed_actions! {
+    read config_option_list(config_option::list::ConfigOptionListParams) => config_option::list::config_option_list;
+    read config_option_show(config_option::show::ConfigOptionShowParams) => config_option::show::config_option_show;
+    write config_option_update(config_option::update::ConfigOptionUpdateParams) => config_option::update::config_option_update;
 }
 
 // group/

@@ -23,7 +23,9 @@ pub fn settings(ctx: &ActionContext) -> CkanResult<&DcatSettings> {
 
 /// What profiles see of the app while they build a graph.
 fn dcat_context(app: &App) -> CkanResult<DcatContext<'_>> {
-    Ok(dcat(app)?.context(&app.config))
+    let mut cx = dcat(app)?.context(&app.config);
+    cx.site_title = app.site_title();
+    Ok(cx)
 }
 
 /// The profiles named by `profiles` (comma-separated, in order), else the configured ones.

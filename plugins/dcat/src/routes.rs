@@ -242,6 +242,6 @@ fn html_home(app: &AppState, settings: &DcatSettings) -> Response {
     } else {
         String::new()
     };
-    let title = &app.config.catalog.site_title;
+    let title = &app.site_title();
     html(title, &head, &format!("<h1>{}</h1>\n", escape(title)))
 }

@@ -36,6 +36,7 @@ impl Env {
         DcatContext {
             config: &self.config,
             settings: &self.settings,
+            site_title: self.config.catalog.site_title.clone(),
         }
     }
 }

@@ -34,6 +34,7 @@ impl Fixture {
         DcatContext {
             config: &self.config,
             settings: &self.settings,
+            site_title: self.config.catalog.site_title.clone(),
         }
     }
 }

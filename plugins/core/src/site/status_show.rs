@@ -9,8 +9,8 @@ pub async fn status_show(ctx: &mut ActionContext, p: StatusShowParams) -> CkanRe
     ctx.check_access("status_show", &p.__extras).await?;
     let c = &ctx.config().catalog;
     let mut m = Map::new();
-    m.insert("site_title".into(), json!(c.site_title));
-    m.insert("site_description".into(), json!(c.site_description));
+    m.insert("site_title".into(), json!(ctx.app.site_title()));
+    m.insert("site_description".into(), json!(ctx.app.site_description()));
     m.insert("site_url".into(), json!(c.site_url));
     m.insert("error_emails_to".into(), json!(c.email_to));
     m.insert("locale_default".into(), json!(c.locale_default));

@@ -205,7 +205,7 @@ impl Writer<'_, '_> {
         let config = self.cx.config;
         let settings = self.cx.settings;
         self.g.add_type(node, "dcat:Catalog");
-        self.add(node, "dct:title", lit(&config.catalog.site_title));
+        self.add(node, "dct:title", lit(&self.cx.site_title));
         self.add(node, "dct:description", lit(&settings.catalog_description));
         let site_url = config.catalog.site_url.trim();
         if let Some(home) = absolute_iri(site_url) {
@@ -230,7 +230,7 @@ impl Writer<'_, '_> {
         };
         self.g.add_type(&agent, "foaf:Agent");
         let name = if p.name.trim().is_empty() {
-            config.catalog.site_title.clone()
+            self.cx.site_title.clone()
         } else {
             p.name.clone()
         };

@@ -98,7 +98,7 @@ impl DcatProfile for SchemaOrg {
         }
         let cat = bnode();
         g.add_type(&cat, "schema:DataCatalog");
-        g.add(&cat, &n("schema:name"), lit(&site.site_title));
+        g.add(&cat, &n("schema:name"), lit(&cx.site_title));
         g.add(&cat, &n("schema:description"), lit(&site.site_description));
         g.add(&cat, &n("schema:url"), lit(&site.site_url));
         g.add(ds, &n("schema:includedInDataCatalog"), cat);

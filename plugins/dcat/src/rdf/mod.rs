@@ -25,6 +25,8 @@ pub use serialize::RdfFormat;
 pub struct DcatContext<'a> {
     pub config: &'a Config,
     pub settings: &'a DcatSettings,
+    /// The site's title as it stands now (`config_option_update` may change it at run time).
+    pub site_title: String,
 }
 
 /// What the catalog node is built from (ckanext-dcat's `catalog_dict`).
@@ -130,6 +132,7 @@ impl Dcat {
         DcatContext {
             config,
             settings: &self.settings,
+            site_title: config.catalog.site_title.clone(),
         }
     }
 }
@@ -465,6 +468,7 @@ mod tests {
         let cx = DcatContext {
             config: &c,
             settings: &s,
+            site_title: String::new(),
         };
         let d = json!({"id": "abc", "extras": [{"key": "uri", "value": "None"}]});
         assert_eq!(

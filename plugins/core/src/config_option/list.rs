@@ -1,0 +1,19 @@
+use catalog_framework::prelude::*;
+
+action_params! {
+    /// Return the configuration keys that may be changed at run time (sysadmins only).
+    ///
+    /// :rtype: list of strings
+    pub struct ConfigOptionListParams {}
+}
+
+pub async fn config_option_list(
+    ctx: &mut ActionContext,
+    p: ConfigOptionListParams,
+) -> CkanResult<Value> {
+    ctx.check_access("config_option_list", &p.__extras).await?;
+    Ok(json!(RUNTIME_CONFIG_KEYS
+        .iter()
+        .map(|(k, _)| *k)
+        .collect::<Vec<_>>()))
+}

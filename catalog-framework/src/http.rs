@@ -382,11 +382,22 @@ async fn decode_request(
 
 const TOKEN_HEADERS: [&str; 3] = ["authorization", "x-catalog-api-key", "x-ckan-api-key"];
 
-/// The caller named by an API token header; an unknown token means anonymous, as in CKAN.
-pub async fn identify(app: &AppState, headers: &HeaderMap) -> Option<Principal> {
-    let raw = TOKEN_HEADERS
+/// The header `catalog.apitoken_header_name` names (CKAN's `apitoken_header_name`), read first.
+fn configured_token_header(app: &AppState) -> Option<&str> {
+    let other = &app.config.catalog.other;
+    ["apitoken_header_name", "apikey_header_name"]
         .iter()
-        .find_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()))?;
+        .find_map(|k| other.get(*k).and_then(Value::as_str))
+        .filter(|h| !h.trim().is_empty())
+}
+
+/// The caller named by an API token header; an unknown, revoked or expired token means
+/// anonymous, as in CKAN.
+pub async fn identify(app: &AppState, headers: &HeaderMap) -> Option<Principal> {
+    let raw = configured_token_header(app)
+        .into_iter()
+        .chain(TOKEN_HEADERS)
+        .find_map(|h| headers.get(h.trim()).and_then(|v| v.to_str().ok()))?;
     let token = raw.trim();
     let token = token.strip_prefix("Bearer ").unwrap_or(token).trim();
     if token.is_empty() {

@@ -11,11 +11,14 @@ pub async fn principal_for_token(store: &Store, token: &str) -> sqlx::Result<Opt
     let hash = crate::identity::hash_token(token);
     let row = sqlx::query(
         "SELECT u.id, u.name, u.sysadmin, u.state, t.id AS token_id, t.last_access \
-         FROM api_token t JOIN catalog_user u ON u.id = t.user_id WHERE t.token_hash = $1",
+         FROM api_token t JOIN catalog_user u ON u.id = t.user_id \
+         WHERE t.token_hash = $1 AND (t.expires_at IS NULL OR t.expires_at > $2)",
     )
     .bind(&hash)
+    .bind(crate::time::now_iso())
     .fetch_optional(&store.pool)
     .await?;
+    // An unknown, revoked or expired token: anonymous, as in CKAN.
     let Some(row) = row else { return Ok(None) };
     // CKAN records last_access on every request; once a minute is enough and keeps reads cheap.
     let now = crate::time::now_iso();
@@ -281,7 +284,8 @@ pub struct ApiTokenRow {
     pub last_access: Option<String>,
 }
 
-/// Stores a new API token of a user (only the token's hash).
+/// Stores a new API token of a user (only the token's hash); it stops working at
+/// `expires_at` (an ISO timestamp as `now_iso` writes them) if one is given.
 pub async fn insert_api_token(
     conn: &mut AnyConnection,
     id: &str,
@@ -289,13 +293,15 @@ pub async fn insert_api_token(
     name: &str,
     token_hash: &str,
     created_at: &str,
+    expires_at: Option<&str>,
 ) -> sqlx::Result<()> {
-    sqlx::query("INSERT INTO api_token (id, user_id, name, token_hash, created_at) VALUES ($1, $2, $3, $4, $5)")
+    sqlx::query("INSERT INTO api_token (id, user_id, name, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)")
         .bind(id)
         .bind(user_id)
         .bind(name)
         .bind(token_hash)
         .bind(created_at)
+        .bind(expires_at)
         .execute(&mut *conn)
         .await?;
     Ok(())

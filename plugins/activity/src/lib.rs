@@ -58,7 +58,7 @@ pub struct ActivitySettings {
 }
 
 /// `catalog.hide_activity_from_users`: the users whose activity the lists leave out (CKAN's
-/// `ckan.hide_activity_from_users`; CKAN's default, the site user, comes with the site user).
+/// `ckan.hide_activity_from_users`); unset, the site user.
 #[derive(Debug, Clone, Default)]
 pub struct HiddenUsers(pub Vec<String>);
 
@@ -107,7 +107,8 @@ impl Plugin for ActivityPlugin {
         });
         let key = "catalog.hide_activity_from_users";
         let hidden: Vec<String> = match setup.section(key) {
-            Value::Null => Vec::new(),
+            // CKAN's default: the site user (`get_site_user`), named after catalog.site_id.
+            Value::Null => vec![setup.config.catalog.site_id.clone()],
             Value::String(s) => s
                 .split([' ', ',', '\n', '\t'])
                 .filter(|n| !n.is_empty())

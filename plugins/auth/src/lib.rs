@@ -108,9 +108,16 @@ auth! {
     term_translation_show, anon = true, allow;
     term_translation_update, anon = true, term_translation_write;
     term_translation_update_many, anon = true, allow;
+    get_site_user, anon = true, internal_only;
     config_option_list, anon = true, sysadmin_bare;
     config_option_show, anon = true, sysadmin_bare;
     config_option_update, anon = true, sysadmin_bare;
+}
+
+async fn internal_only(_: &mut ActionContext, _: &Params) -> CkanResult<()> {
+    Err(not_authorized(
+        "Only internal services allowed to use this action",
+    ))
 }
 
 async fn task_status_write(ctx: &mut ActionContext, _: &Params) -> CkanResult<()> {

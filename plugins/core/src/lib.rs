@@ -215,6 +215,7 @@ typed_actions! { dict
 
 // site/
 typed_actions! {
+    read get_site_user(site::get_site_user::GetSiteUserParams) => site::get_site_user::get_site_user;
     read help_show(site::help_show::HelpShowParams) => site::help_show::help_show;
     read license_list(site::license_list::LicenseListParams) => site::license_list::license_list;
     read site_read(site::read::SiteReadParams) => site::read::site_read;

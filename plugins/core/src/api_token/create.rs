@@ -4,7 +4,37 @@ use super::insert_token;
 
 action_params! {
     /// Create an API token for a user. The token is shown only once.
+    ///
+    /// :param user: the user's name or id
+    /// :param name: the token's name
+    /// :param expires_in: optional (with `unit`): the token stops working after
+    ///   `expires_in * unit` seconds (CKAN's expire_api_token plugin)
+    /// :param unit: seconds per `expires_in` unit (60, 3600, 86400, 604800 …)
+    /// :rtype: dictionary with `token` and `id`
     pub struct ApiTokenCreateParams {}
+}
+
+/// A positive integer as CKAN's `is_positive_integer` reads it.
+fn positive_integer(p: &Params, key: &str, errs: &mut ValidationBuilder) -> Option<i64> {
+    let n = match p.get(key) {
+        None | Some(Value::Null) => {
+            errs.push(key, "Missing value");
+            return None;
+        }
+        Some(Value::String(s)) if s.is_empty() => {
+            errs.push(key, "Missing value");
+            return None;
+        }
+        Some(Value::Number(n)) => n.as_i64(),
+        Some(Value::String(s)) => s.trim().parse::<i64>().ok(),
+        Some(_) => None,
+    };
+    match n {
+        None => errs.push(key, "Invalid integer"),
+        Some(n) if n < 1 => errs.push(key, "Must be a positive integer"),
+        Some(n) => return Some(n),
+    }
+    None
 }
 
 pub async fn api_token_create(
@@ -27,6 +57,27 @@ pub async fn api_token_create(
     let mut auth = p.clone();
     auth.insert("user".into(), json!(u.id));
     ctx.check_access("api_token_create", &auth).await?;
-    let (id, token) = insert_token(ctx, &u.id, &name).await?;
+    // An expiry is optional here; given, it needs both halves.
+    let expires_at = if p.contains_key("expires_in") || p.contains_key("unit") {
+        let mut errs = validation();
+        let expires_in = positive_integer(&p, "expires_in", &mut errs);
+        let unit = positive_integer(&p, "unit", &mut errs);
+        errs.finish()?;
+        let seconds = expires_in
+            .zip(unit)
+            .and_then(|(e, u)| e.checked_mul(u))
+            .filter(|s| *s <= 100 * 365 * 86_400)
+            .ok_or_else(|| {
+                validation()
+                    .field("expires_in", "The token may live at most 100 years")
+                    .build()
+            })?;
+        Some(format_iso(
+            (chrono::Utc::now() + chrono::Duration::seconds(seconds)).naive_utc(),
+        ))
+    } else {
+        None
+    };
+    let (id, token) = insert_token(ctx, &u.id, &name, expires_at.as_deref()).await?;
     Ok(json!({"token": token, "id": id}))
 }

@@ -13,9 +13,19 @@ pub(crate) async fn insert_token(
     ctx: &mut ActionContext,
     user_id: &str,
     name: &str,
+    expires_at: Option<&str>,
 ) -> CkanResult<(String, String)> {
     let (id, token) = authz::new_token();
     let hash = authz::hash_token(&token);
-    q::insert_api_token(ctx.db().await?, &id, user_id, name, &hash, &now_iso()).await?;
+    q::insert_api_token(
+        ctx.db().await?,
+        &id,
+        user_id,
+        name,
+        &hash,
+        &now_iso(),
+        expires_at,
+    )
+    .await?;
     Ok((id, token))
 }

@@ -87,7 +87,7 @@ pub async fn user_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value
     ctx.emit(Entity::User, Change::Created, &u.id, None, Some(record));
     let mut out = sorted(user_dict(&u, 0, true));
     if truthy(p.get("with_apitoken")) {
-        let token = insert_token(ctx, &u.id, "default").await?;
+        let token = insert_token(ctx, &u.id, "default", None).await?;
         out.insert("token".into(), json!(token.1));
     }
     Ok(Value::Object(out))

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde_json::Value;
 use tokio::sync::{watch, Notify};
-use tokio::task::JoinHandle;
+use tokio::task::JoinSet;
 
 use crate::context::AppState;
 use crate::error::{internal, validation, CkanResult};
@@ -263,7 +263,7 @@ impl WorkerOptions {
 /// heartbeat is older than `catalog.jobs.stale_after_secs`.
 pub struct WorkerPool {
     stop: watch::Sender<bool>,
-    handles: Vec<JoinHandle<()>>,
+    tasks: JoinSet<()>,
 }
 
 impl WorkerPool {
@@ -276,39 +276,48 @@ impl WorkerPool {
             opts.queues.clone()
         };
         let name = worker_name();
-        let handles = (0..opts.workers)
-            .map(|n| {
-                let worker = Worker {
-                    app: app.clone(),
-                    queues: queues.clone(),
-                    id: format!("{name}/{n}"),
-                    stop: stop.subscribe(),
-                    burst: opts.burst,
-                    max_idle: opts.max_idle,
-                };
-                tokio::spawn(worker.work())
-            })
-            .collect::<Vec<_>>();
-        if !handles.is_empty() {
-            tracing::info!(workers = handles.len(), queues = ?queues, worker = %name, "background job workers started");
+        let mut tasks = JoinSet::new();
+        for n in 0..opts.workers {
+            let worker = Worker {
+                app: app.clone(),
+                queues: queues.clone(),
+                id: format!("{name}/{n}"),
+                stop: stop.subscribe(),
+                burst: opts.burst,
+                max_idle: opts.max_idle,
+            };
+            tasks.spawn(worker.work());
         }
-        WorkerPool { stop, handles }
+        if opts.workers > 0 {
+            tracing::info!(workers = opts.workers, queues = ?queues, worker = %name, "background job workers started");
+        }
+        WorkerPool { stop, tasks }
     }
 
-    /// Waits until every worker has exited by itself (`burst`, `max_idle`).
-    pub async fn wait(self) {
-        for h in self.handles {
-            let _ = h.await;
+    /// Runs until every worker has exited by itself (`burst`, `max_idle`) or `stop` resolves
+    /// (then as [`WorkerPool::shutdown`]).
+    pub async fn run_until(mut self, stop: impl std::future::Future<Output = ()>) {
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                next = self.tasks.join_next() => {
+                    if next.is_none() {
+                        return;
+                    }
+                }
+                _ = &mut stop => {
+                    self.shutdown().await;
+                    return;
+                }
+            }
         }
     }
 
     /// Stops the workers: no new job is claimed, a running job gets the grace period to
     /// finish and is given back to its queue if it does not.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);
-        for h in self.handles {
-            let _ = h.await;
-        }
+        while self.tasks.join_next().await.is_some() {}
     }
 }
 

@@ -550,7 +550,7 @@ impl Worker {
                     &job,
                     &format!(
                         "Task exceeded maximum timeout value ({} seconds)",
-                        timeout.as_secs()
+                        timeout.as_secs_f64()
                     ),
                 )
                 .await

@@ -122,14 +122,14 @@ fn resolve_options(
     } else if queue.chars().count() > MAX_QUEUE_CHARS || queue.contains('\0') {
         errs.push(
             "queue",
-            &format!("Must be at most {MAX_QUEUE_CHARS} characters, without NUL"),
+            format!("Must be at most {MAX_QUEUE_CHARS} characters, without NUL"),
         );
     }
     if let Some(t) = &opts.title {
         if t.chars().count() > MAX_TITLE_CHARS || t.contains('\0') {
             errs.push(
                 "title",
-                &format!("Must be at most {MAX_TITLE_CHARS} characters, without NUL"),
+                format!("Must be at most {MAX_TITLE_CHARS} characters, without NUL"),
             );
         }
     }
@@ -139,7 +139,7 @@ fn resolve_options(
     if !(1..=MAX_ATTEMPTS).contains(&attempts) {
         errs.push(
             "max_attempts",
-            &format!("Must be between 1 and {MAX_ATTEMPTS}"),
+            format!("Must be between 1 and {MAX_ATTEMPTS}"),
         );
     }
     errs.finish()?;

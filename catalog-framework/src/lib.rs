@@ -88,8 +88,7 @@ pub mod __private {
     pub use crate::registry::{
         ActionRegistration, AuthRegistration, ChainedActionRegistration, ChainedAuthRegistration,
         DatasetSchemaRegistration, EventSubscriberRegistration, JobHandlerRegistration, Params,
-        Registration,
-        RoutesRegistration, SearchBackendRegistration,
+        Registration, RoutesRegistration, SearchBackendRegistration,
     };
     pub use crate::typed::{__doc_text, decode_field, ActionParams, Field};
     pub use inventory;

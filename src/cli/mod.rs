@@ -317,9 +317,8 @@ async fn jobs(app: &AppState, command: JobsCommand) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("{name} failed: {}", e.to_error_object()))
     };
     // `ckan jobs show|cancel` of an unknown id: CKAN's message, and a failure status.
-    let no_such_job = |id: &str| -> anyhow::Error {
-        anyhow::anyhow!("There is no job with ID \"{id}\"")
-    };
+    let no_such_job =
+        |id: &str| -> anyhow::Error { anyhow::anyhow!("There is no job with ID \"{id}\"") };
     match command {
         JobsCommand::Worker {
             queues,

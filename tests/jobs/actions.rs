@@ -61,15 +61,27 @@ async fn job_actions_answer_as_ckan() {
             json!({"__type": "Validation Error", "limit": ["Invalid integer"]})
         );
         let missing = json!({"__type": "Validation Error", "id": ["Missing value"]});
-        assert_eq!(err(&t, Some(&t.admin), "job_show", json!({})).await, missing);
-        assert_eq!(err(&t, Some(&t.admin), "job_cancel", json!({})).await, missing);
+        assert_eq!(
+            err(&t, Some(&t.admin), "job_show", json!({})).await,
+            missing
+        );
+        assert_eq!(
+            err(&t, Some(&t.admin), "job_cancel", json!({})).await,
+            missing
+        );
         let not_found = json!({"__type": "Not Found Error", "message": "Not found"});
         assert_eq!(
             err(&t, Some(&t.admin), "job_show", json!({"id": "no-such-job"})).await,
             not_found
         );
         assert_eq!(
-            err(&t, Some(&t.admin), "job_cancel", json!({"id": "no-such-job"})).await,
+            err(
+                &t,
+                Some(&t.admin),
+                "job_cancel",
+                json!({"id": "no-such-job"})
+            )
+            .await,
             not_found
         );
 
@@ -110,17 +122,15 @@ async fn job_actions_answer_as_ckan() {
             t.ok("job_list", json!({"ids_only": "true"})).await,
             json!([d, w1, w2])
         );
-        assert_eq!(
-            t.ok("job_list", json!({"limit": 1})).await,
-            json!([all[0]])
-        );
+        assert_eq!(t.ok("job_list", json!({"limit": 1})).await, json!([all[0]]));
         assert_eq!(
             t.ok("job_list", json!({"limit": 2})).await,
             json!([all[0], all[1]])
         );
         assert_eq!(t.ok("job_list", json!({"limit": 0})).await, json!([]));
         assert_eq!(
-            t.ok("job_list", json!({"limit": -1, "ids_only": true})).await,
+            t.ok("job_list", json!({"limit": -1, "ids_only": true}))
+                .await,
             json!([w1]),
             "CKAN's [:-1] on each queue"
         );

@@ -34,7 +34,8 @@ impl Site {
             c.arg("--database-url").arg(&db.url);
             c.env("CATALOG__SEARCH__BACKEND", "postgres");
         }
-        c.env("RUST_LOG", "info,sqlx=warn").env("RUST_BACKTRACE", "0");
+        c.env("RUST_LOG", "info,sqlx=warn")
+            .env("RUST_BACKTRACE", "0");
         for (k, v) in env {
             c.env(k, v);
         }
@@ -111,7 +112,10 @@ async fn jobs_commands_print_what_ckan_prints() {
         assert_eq!(site.ok(&["jobs", "list"]), "There are no pending jobs.\n");
         let out = site.ok(&["jobs", "test"]);
         let d = added(&out);
-        assert_eq!(out, format!("Added test job {} to queue \"default\"\n", d[0]));
+        assert_eq!(
+            out,
+            format!("Added test job {} to queue \"default\"\n", d[0])
+        );
         let w = added(&site.ok(&["jobs", "test", "w2_queue", "w2_queue"]));
         assert_eq!(w.len(), 2);
 
@@ -125,7 +129,10 @@ async fn jobs_commands_print_what_ckan_prints() {
             site.ok(&["jobs", "list", "--ids", "w2_queue"]),
             format!("{}\n{}\n", w[0], w[1])
         );
-        assert_eq!(site.ok(&["jobs", "list", "-i", "-l", "1"]), format!("{}\n", d[0]));
+        assert_eq!(
+            site.ok(&["jobs", "list", "-i", "-l", "1"]),
+            format!("{}\n", d[0])
+        );
 
         let show = site.ok(&["jobs", "show", &d[0]]);
         assert_eq!(line(&show, "ID:"), d[0]);
@@ -173,7 +180,11 @@ async fn a_job_killed_mid_run_runs_again_on_another_worker() {
         site.wait_for_state(&id, "running", Duration::from_secs(30));
         first.kill().unwrap(); // SIGKILL: no chance to give the job back
         first.wait().unwrap();
-        assert_eq!(site.state(&id), "running", "{kind:?}: the dead worker's claim stays");
+        assert_eq!(
+            site.state(&id),
+            "running",
+            "{kind:?}: the dead worker's claim stays"
+        );
 
         let mut second = site.worker(&[
             ("CATALOG__JOBS__STALE_AFTER_SECS", "2"),

@@ -196,7 +196,10 @@ impl JobHandler for FailsOnce {
         let key = (payload["test"].as_str().unwrap_or_default().to_string(), 0);
         let n = {
             let mut runs = RUNS.lock().unwrap();
-            let c = runs.get_or_insert_with(HashMap::new).entry(key).or_default();
+            let c = runs
+                .get_or_insert_with(HashMap::new)
+                .entry(key)
+                .or_default();
             *c += 1;
             *c
         };

@@ -46,9 +46,7 @@ async fn a_job_is_enqueued_exactly_when_its_action_commits_and_wakes_the_workers
             "{kind:?}: the queue was not made known either"
         );
 
-        let id = t
-            .ok("test_enqueue_job", json!({"test": "committed"}))
-            .await;
+        let id = t.ok("test_enqueue_job", json!({"test": "committed"})).await;
         let id = id.as_str().unwrap();
         let job = t.wait_for(id, "finished", Duration::from_secs(10)).await;
         assert_eq!(job.queue, "tests");
@@ -181,14 +179,16 @@ async fn several_workers_in_several_apps_run_every_job_exactly_once() {
         let runs = runs(&test);
         assert_eq!(runs.len(), JOBS as usize, "{kind:?}: every job ran");
         let twice: Vec<_> = runs.iter().filter(|(_, c)| **c != 1).collect();
-        assert!(twice.is_empty(), "{kind:?}: jobs run more than once: {twice:?}");
+        assert!(
+            twice.is_empty(),
+            "{kind:?}: jobs run more than once: {twice:?}"
+        );
         assert_eq!(
-            t.count("SELECT COUNT(*) FROM job WHERE attempts <> 1").await,
+            t.count("SELECT COUNT(*) FROM job WHERE attempts <> 1")
+                .await,
             0
         );
-        let workers = t
-            .count("SELECT COUNT(DISTINCT worker) FROM job")
-            .await;
+        let workers = t.count("SELECT COUNT(DISTINCT worker) FROM job").await;
         assert!(workers > 1, "{kind:?}: one worker did everything");
     }
 }
@@ -244,10 +244,16 @@ async fn a_job_whose_worker_stopped_heartbeating_runs_again() {
             .await;
         assert_eq!(rerun.attempts, 2, "{kind:?}");
         assert_ne!(rerun.worker.as_deref(), Some("dead-worker"));
-        let failed = t.wait_for(&last.id, "failed", Duration::from_secs(15)).await;
+        let failed = t
+            .wait_for(&last.id, "failed", Duration::from_secs(15))
+            .await;
         assert_eq!(failed.error.as_deref(), Some(q::STALE_MESSAGE));
         assert_eq!(runs(&test).get(&1), Some(&1));
-        assert_eq!(runs(&test).get(&2), None, "its only attempt was the dead one");
+        assert_eq!(
+            runs(&test).get(&2),
+            None,
+            "its only attempt was the dead one"
+        );
         workers.shutdown().await;
     }
 }

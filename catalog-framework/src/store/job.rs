@@ -234,9 +234,7 @@ pub async fn claim_job(
         queues_in = placeholders_from(3, queues.len()),
         kinds_in = placeholders_from(kinds_from, kinds.len()),
     );
-    let mut q = sqlx::query(&sql)
-        .bind(job_time(job_now()))
-        .bind(worker);
+    let mut q = sqlx::query(&sql).bind(job_time(job_now())).bind(worker);
     for v in queues.iter().chain(kinds) {
         q = q.bind(v);
     }
@@ -363,14 +361,17 @@ pub async fn release_job(conn: &mut AnyConnection, id: &str, worker: &str) -> sq
 }
 
 /// Whether some running job's heartbeat is older than `stale_after` (a plain read).
-pub async fn stale_jobs_exist(conn: &mut AnyConnection, stale_after: Duration) -> sqlx::Result<bool> {
-    Ok(sqlx::query(
-        "SELECT id FROM job WHERE state = 'running' AND heartbeat < $1 LIMIT 1",
+pub async fn stale_jobs_exist(
+    conn: &mut AnyConnection,
+    stale_after: Duration,
+) -> sqlx::Result<bool> {
+    Ok(
+        sqlx::query("SELECT id FROM job WHERE state = 'running' AND heartbeat < $1 LIMIT 1")
+            .bind(job_time(minus(job_now(), stale_after)))
+            .fetch_optional(&mut *conn)
+            .await?
+            .is_some(),
     )
-    .bind(job_time(minus(job_now(), stale_after)))
-    .fetch_optional(&mut *conn)
-    .await?
-    .is_some())
 }
 
 /// What [`requeue_stale_jobs`] did.

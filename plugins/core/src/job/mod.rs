@@ -69,7 +69,7 @@ pub(crate) fn queues_param(p: &Option<Value>) -> CkanResult<Vec<String>> {
         .map(|x| match x {
             Value::String(s) => Ok(s.clone()),
             other => Err(validation()
-                .field("queues", &format!("Not a string: {}", py_str(other)))
+                .field("queues", format!("Not a string: {}", py_str(other)))
                 .build()),
         })
         .collect()

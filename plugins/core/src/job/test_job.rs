@@ -21,12 +21,11 @@ impl JobHandler for TestJob {
         let args = payload.get("args").cloned().unwrap_or_else(|| json!([]));
         let sleep = match payload.get("sleep_secs") {
             None | Some(Value::Null) => 0,
-            Some(v) => v
-                .as_u64()
-                .filter(|s| *s <= MAX_SLEEP_SECS)
-                .ok_or_else(|| {
-                    anyhow::anyhow!("sleep_secs must be a whole number of seconds up to {MAX_SLEEP_SECS}")
-                })?,
+            Some(v) => v.as_u64().filter(|s| *s <= MAX_SLEEP_SECS).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "sleep_secs must be a whole number of seconds up to {MAX_SLEEP_SECS}"
+                )
+            })?,
         };
         if sleep > 0 {
             tokio::time::sleep(Duration::from_secs(sleep)).await;

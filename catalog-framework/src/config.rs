@@ -49,6 +49,8 @@ pub struct CatalogConfig {
     pub limits: LimitsConfig,
     /// Memory the in-process caches may hold.
     pub cache: CacheConfig,
+    /// Background jobs: the server's workers and the job queue's settings.
+    pub jobs: JobsConfig,
     /// The plugins to enable (CKAN's `ckan.plugins`); unset: every plugin enabled by default.
     pub plugins: Option<crate::plugin::PluginList>,
     /// The other `catalog.*` keys, kept for the plugins that read them in their `configure`
@@ -77,6 +79,7 @@ impl Default for CatalogConfig {
             server: ServerConfig::default(),
             limits: LimitsConfig::default(),
             cache: CacheConfig::default(),
+            jobs: JobsConfig::default(),
             plugins: None,
             other: serde_json::Map::new(),
         }
@@ -96,6 +99,55 @@ impl Default for CacheConfig {
     fn default() -> Self {
         CacheConfig {
             package_show_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+/// `catalog.jobs.*`: background jobs (docs/JOBS.md). `timeout` and `default_list_limit` are
+/// CKAN's `ckan.jobs.*` settings of the same names.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct JobsConfig {
+    /// Workers the server process runs; 0 leaves jobs to `catalog jobs worker` processes.
+    pub workers: usize,
+    /// The queues the server's workers take jobs from, the first emptied first.
+    pub queues: Vec<String>,
+    /// Milliseconds an idle worker waits before looking for jobs again (a job enqueued by
+    /// this process wakes its workers at once).
+    pub poll_interval_ms: u64,
+    /// Seconds without a heartbeat after which a running job counts as abandoned (its worker
+    /// crashed or was killed) and runs again. Workers heartbeat every third of it.
+    pub stale_after_secs: u64,
+    /// Seconds a job may run before it fails (CKAN's `ckan.jobs.timeout`).
+    pub timeout: u64,
+    /// Attempts a job gets when its enqueuer does not say.
+    pub max_attempts: u32,
+    /// Milliseconds before a failed job's retry, doubled per attempt made.
+    pub retry_base_ms: u64,
+    /// Seconds a stopping worker lets its job finish before giving it back to the queue.
+    pub shutdown_grace_secs: u64,
+    /// Jobs `job_list` returns when no `limit` is given (CKAN's `ckan.jobs.default_list_limit`).
+    pub default_list_limit: i64,
+    /// Seconds a finished job is kept (`job_show` still finds it), RQ's `result_ttl`.
+    pub keep_finished_secs: u64,
+    /// Seconds a failed job is kept with its error, RQ's `failure_ttl`.
+    pub keep_failed_secs: u64,
+}
+
+impl Default for JobsConfig {
+    fn default() -> Self {
+        JobsConfig {
+            workers: 1,
+            queues: vec!["default".into()],
+            poll_interval_ms: 1000,
+            stale_after_secs: 60,
+            timeout: 180,
+            max_attempts: 3,
+            retry_base_ms: 10_000,
+            shutdown_grace_secs: 10,
+            default_list_limit: 200,
+            keep_finished_secs: 24 * 3600,
+            keep_failed_secs: 30 * 24 * 3600,
         }
     }
 }

@@ -27,6 +27,8 @@ pub struct App {
     pub extensions: crate::plugin::Extensions,
     /// The site settings changed at run time (`config_option_update`).
     pub runtime: crate::runtime::RuntimeConfig,
+    /// The background jobs' wake-up and chores of this process (its workers share them).
+    pub jobs: crate::jobs::Jobs,
 }
 
 impl App {
@@ -93,6 +95,8 @@ pub struct ActionContext {
     /// Datasets this read call has read (found again by id or name), so that an action, its
     /// auth function and its dictization share one store read. At most `ROW_CACHE_ENTRIES`.
     bundles: Vec<Arc<PackageBundle>>,
+    /// True once the call enqueued a background job: the workers are woken after the commit.
+    enqueued_jobs: bool,
     db: Db,
     _write_guard: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
@@ -109,6 +113,7 @@ impl ActionContext {
             top_action: String::new(),
             events: Vec::new(),
             bundles: Vec::new(),
+            enqueued_jobs: false,
             db: Db::None,
             _write_guard: None,
         }
@@ -293,6 +298,28 @@ impl ActionContext {
             .map_err(CkanError::from)
     }
 
+    /// Enqueues a background job in this call's transaction (the call becomes a write): the
+    /// job exists exactly when the call's writes commit, and this process's workers are woken
+    /// after the commit. `kind` must have a registered [`JobHandler`](crate::jobs::JobHandler).
+    /// Returns the job's id.
+    ///
+    /// ```ignore
+    /// ctx.enqueue_job("reindex_dataset", json!({"id": id}), JobOptions::default()).await?;
+    /// ```
+    pub async fn enqueue_job(
+        &mut self,
+        kind: &str,
+        payload: Value,
+        opts: crate::jobs::JobOptions,
+    ) -> CkanResult<String> {
+        self.begin_write().await;
+        let app = self.app.clone();
+        let row = crate::jobs::enqueue_on(self.db().await?, &app, kind, &payload, &opts).await?;
+        self.enqueued_jobs = true;
+        tracing::debug!(job = %row.id, kind, queue = %row.queue, "enqueued background job");
+        Ok(row.id)
+    }
+
     /// Marks the call as writing before its first query, so it runs in one transaction and,
     /// on SQLite, behind the single-writer lock.
     async fn begin_write(&mut self) {
@@ -440,6 +467,9 @@ impl ActionContext {
                     if let Err(e) = crate::search::indexer::SearchService::sync(&self.app).await {
                         tracing::error!(action, error = %e, "search index sync failed; the outbox keeps the change");
                     }
+                }
+                if self.enqueued_jobs {
+                    self.app.jobs.wake();
                 }
                 // Outside the write lock, once search sees the change.
                 for event in &events {

@@ -518,13 +518,29 @@ fn html_escape(s: &str) -> String {
         .replace('\'', "&#x27;")
 }
 
-/// Serves the router on a bound listener until the process ends, with the connection limits
-/// and timeouts of `catalog.server.*` (see [`crate::server`]).
+/// Serves the router on a bound listener until the process is asked to stop, with the
+/// connection limits and timeouts of `catalog.server.*` (see [`crate::server`]).
+///
+/// Beside the server run the background task that brings the search index up to changes made
+/// by other processes and `catalog.jobs.workers` background job workers. SIGINT or SIGTERM
+/// stops the server: the workers let their jobs finish for `catalog.jobs.shutdown_grace_secs`
+/// and give back those that did not, then this returns.
 pub async fn serve(app: AppState, listener: tokio::net::TcpListener) -> std::io::Result<()> {
     let sync = crate::search::indexer::spawn_background_sync(app.clone());
+    let workers = crate::jobs::WorkerPool::spawn(
+        app.clone(),
+        crate::jobs::WorkerOptions::from_config(&app.config),
+    );
     let limits = crate::server::ServerLimits::from_config(&app.config.catalog.server);
     let router = router(app);
-    let result = crate::server::serve(listener, router, limits).await;
+    let result = tokio::select! {
+        r = crate::server::serve(listener, router, limits) => r,
+        _ = crate::jobs::shutdown_signal() => {
+            tracing::info!("stopping");
+            Ok(())
+        }
+    };
+    workers.shutdown().await;
     sync.abort();
     result
 }

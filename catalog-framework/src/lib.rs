@@ -18,6 +18,7 @@ mod error;
 mod events;
 mod http;
 mod identity;
+mod jobs;
 mod openapi;
 mod params;
 mod plugin;
@@ -35,6 +36,7 @@ pub mod host {
     pub use crate::build_app;
     pub use crate::config::{Config, ServerConfig};
     pub use crate::http::{router, serve};
+    pub use crate::jobs::{shutdown_signal, WorkerOptions, WorkerPool};
     pub use crate::openapi::document as openapi_document;
     pub use crate::plugin::PluginList;
     pub use crate::registry::Registry;
@@ -55,6 +57,7 @@ pub mod prelude {
     };
     pub use crate::events::{Change, DomainEvent, Entity, EventSubscriber};
     pub use crate::http::{bare_error, envelope, identify, json_response};
+    pub use crate::jobs::{enqueue_job, JobHandler, JobOptions};
     pub use crate::params::{
         bool_param, natural, opt_str, positive, req_str, str_list, too_many_items, truthy,
     };
@@ -73,8 +76,8 @@ pub mod prelude {
     pub use crate::typed::{ActionParams, Natural, Positive, Typed, TypedAction};
     pub use crate::{
         extension_point, register_action, register_at, register_auth, register_chained_action,
-        register_chained_auth, register_dataset_schema, register_event_subscriber, register_plugin,
-        register_routes, register_search_backend,
+        register_chained_auth, register_dataset_schema, register_event_subscriber,
+        register_job_handler, register_plugin, register_routes, register_search_backend,
     };
     pub use async_trait::async_trait;
     pub use serde_json::{json, Map, Value};
@@ -86,8 +89,8 @@ pub mod __private {
     pub use crate::plugin::{NamedPlugin, PluginRegistration};
     pub use crate::registry::{
         ActionRegistration, AuthRegistration, ChainedActionRegistration, ChainedAuthRegistration,
-        DatasetSchemaRegistration, EventSubscriberRegistration, Params, Registration,
-        RoutesRegistration, SearchBackendRegistration,
+        DatasetSchemaRegistration, EventSubscriberRegistration, JobHandlerRegistration, Params,
+        Registration, RoutesRegistration, SearchBackendRegistration,
     };
     pub use crate::typed::{__doc_text, decode_field, ActionParams, Field};
     pub use inventory;
@@ -145,6 +148,7 @@ pub async fn build_app(
         package_cache: cache::PackageCache::new(sqlite, config_cache_bytes),
         extensions,
         runtime: runtime::RuntimeConfig::default(),
+        jobs: jobs::Jobs::default(),
     });
     {
         let mut conn = app.store.pool.acquire().await?;

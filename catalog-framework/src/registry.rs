@@ -165,6 +165,11 @@ registration!(
     pub EventSubscriberRegistration, Box<dyn crate::events::EventSubscriber>
 );
 
+registration!(
+    /// A background job handler, submitted with [`register_job_handler!`](crate::register_job_handler).
+    pub JobHandlerRegistration, Box<dyn crate::jobs::JobHandler>
+);
+
 /// Submits a registration record of the extension point `$reg` (a path to a type declared
 /// with [`extension_point!`]), made in the calling crate: what every `register_*!` macro,
 /// the framework's and plugins', expands to.
@@ -430,6 +435,7 @@ pub struct Registry {
     routes: BTreeMap<String, Arc<axum::Router<crate::context::AppState>>>,
     search_backends: BTreeMap<String, Arc<Box<dyn crate::search::SearchBackendFactory>>>,
     subscribers: Vec<Arc<Box<dyn crate::events::EventSubscriber>>>,
+    job_handlers: BTreeMap<String, Arc<Box<dyn crate::jobs::JobHandler>>>,
     plugins: crate::plugin::PluginSet,
 }
 
@@ -489,6 +495,7 @@ impl Registry {
         )?
         .into_values()
         .collect();
+        let job_handlers = resolve("job handler", enabled!(plugins, JobHandlerRegistration))?;
         Ok(Registry {
             actions,
             auth,
@@ -496,6 +503,7 @@ impl Registry {
             routes,
             search_backends,
             subscribers,
+            job_handlers,
             plugins,
         })
     }
@@ -554,6 +562,16 @@ impl Registry {
         &self.subscribers
     }
 
+    /// The job handler of a job kind.
+    pub fn job_handler(&self, kind: &str) -> Option<&Arc<Box<dyn crate::jobs::JobHandler>>> {
+        self.job_handlers.get(kind)
+    }
+
+    /// The job kinds this process can run, sorted.
+    pub fn job_kinds(&self) -> Vec<String> {
+        self.job_handlers.keys().cloned().collect()
+    }
+
     /// Every registered action, by name.
     pub fn actions(&self) -> impl Iterator<Item = (&str, &Arc<Box<dyn Action>>)> {
         self.actions.iter().map(|(k, v)| (k.as_str(), v))
@@ -566,6 +584,7 @@ impl Registry {
             "actions": names(self.actions.keys().collect()),
             "auth_functions": names(self.auth.keys().collect()),
             "dataset_schemas": names(self.schemas.keys().collect()),
+            "job_handlers": names(self.job_handlers.keys().collect()),
             "routes": names(self.routes.keys().collect()),
             "search_backends": names(self.search_backends.keys().collect()),
         });

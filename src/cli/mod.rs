@@ -59,6 +59,50 @@ enum Command {
         #[command(subcommand)]
         command: SearchIndexCommand,
     },
+    /// Background jobs: run a worker, list, show, cancel and clear jobs (CKAN's `ckan jobs`).
+    Jobs {
+        #[command(subcommand)]
+        command: JobsCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum JobsCommand {
+    /// Start a worker that takes jobs from the given queues (the first emptied first) and
+    /// runs them; `default` when no queue is given. SIGINT or SIGTERM stops it, giving back a
+    /// job that does not finish within `catalog.jobs.shutdown_grace_secs`.
+    Worker {
+        queues: Vec<String>,
+        /// Exit as soon as no job is due.
+        #[arg(long)]
+        burst: bool,
+        /// Exit after being idle this many seconds.
+        #[arg(long, value_name = "SECONDS")]
+        max_idle_time: Option<u64>,
+    },
+    /// List the queued jobs of the given queues (every queue when none is given).
+    List {
+        queues: Vec<String>,
+        /// Number of jobs to return (default `catalog.jobs.default_list_limit`, 200).
+        #[arg(short, long)]
+        limit: Option<i64>,
+        /// Only list the jobs' ids.
+        #[arg(short, long)]
+        ids: bool,
+    },
+    /// Show details about a specific job.
+    Show { id: String },
+    /// Cancel a specific job: remove it from its queue and delete it.
+    Cancel { id: String },
+    /// Cancel every queued job of the given queues (of every queue when none is given).
+    Clear { queues: Vec<String> },
+    /// Enqueue a test job on each given queue (on `default` when none is given).
+    Test {
+        queues: Vec<String>,
+        /// Make the job pause this many seconds when it runs (to watch a worker at work).
+        #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+        sleep: u64,
+    },
 }
 
 #[derive(Subcommand)]
@@ -154,6 +198,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             catalog_framework::host::serve(app, listener).await?;
         }
         Command::SearchIndex { command } => search_index(&app, command).await?,
+        Command::Jobs { command } => jobs(&app, command).await?,
         Command::Db {
             command: DbCommand::Init,
         } => {
@@ -254,6 +299,124 @@ async fn search_index(app: &AppState, command: SearchIndexCommand) -> anyhow::Re
             }
             if !(r.missing.is_empty() && r.stale.is_empty() && r.extra.is_empty()) {
                 std::process::exit(1);
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn jobs(app: &AppState, command: JobsCommand) -> anyhow::Result<()> {
+    use catalog_framework::host::{shutdown_signal, WorkerOptions, WorkerPool};
+    use catalog_framework::prelude::ErrorKind;
+    use catalog_plugin_core::admin::{enqueue_test_job, run_action};
+    use serde_json::{json, Value};
+
+    let action = |name: &'static str, params: Value| async move {
+        run_action(app, name, params)
+            .await
+            .map_err(|e| anyhow::anyhow!("{name} failed: {}", e.to_error_object()))
+    };
+    // `ckan jobs show|cancel` of an unknown id: CKAN's message, and a failure status.
+    let no_such_job =
+        |id: &str| -> anyhow::Error { anyhow::anyhow!("There is no job with ID \"{id}\"") };
+    match command {
+        JobsCommand::Worker {
+            queues,
+            burst,
+            max_idle_time,
+        } => {
+            let pool = WorkerPool::spawn(
+                app.clone(),
+                WorkerOptions {
+                    queues,
+                    workers: 1,
+                    burst,
+                    max_idle: max_idle_time.map(std::time::Duration::from_secs),
+                },
+            );
+            pool.run_until(shutdown_signal()).await;
+            tracing::info!("worker stopped");
+        }
+        JobsCommand::List { queues, limit, ids } => {
+            let mut params = json!({"queues": queues, "ids_only": ids});
+            if let Some(l) = limit {
+                params["limit"] = json!(l);
+            }
+            let jobs = action("job_list", params).await?;
+            let jobs = jobs.as_array().cloned().unwrap_or_default();
+            if jobs.is_empty() {
+                println!("There are no pending jobs.");
+            }
+            for job in jobs {
+                if ids {
+                    println!("{}", job.as_str().unwrap_or_default());
+                } else {
+                    let title = match job["title"].as_str() {
+                        Some(t) => format!("\"{t}\""),
+                        None => String::new(),
+                    };
+                    println!(
+                        "{} {} {} {title}",
+                        job["created"].as_str().unwrap_or_default(),
+                        job["id"].as_str().unwrap_or_default(),
+                        job["queue"].as_str().unwrap_or_default(),
+                    );
+                }
+            }
+        }
+        JobsCommand::Show { id } => {
+            let job = match run_action(app, "job_show", json!({"id": id})).await {
+                Ok(job) => job,
+                Err(e) if e.kind == ErrorKind::NotFound => return Err(no_such_job(&id)),
+                Err(e) => anyhow::bail!("job_show failed: {}", e.to_error_object()),
+            };
+            let text = |k: &str| job[k].as_str().unwrap_or_default().to_string();
+            let title = match job["title"].as_str() {
+                Some(t) => format!("\"{t}\""),
+                None => "None".into(),
+            };
+            println!("ID:       {}", text("id"));
+            println!("Title:    {title}");
+            println!("Created:  {}", text("created"));
+            println!("Queue:    {}", text("queue"));
+            println!("Kind:     {}", text("kind"));
+            println!("State:    {}", text("state"));
+            println!("Attempts: {} of {}", job["attempts"], job["max_attempts"]);
+            if let Some(e) = job["error"].as_str() {
+                println!("Error:    {e}");
+            }
+            if !job["result"].is_null() {
+                println!("Result:   {}", job["result"]);
+            }
+        }
+        JobsCommand::Cancel { id } => {
+            match run_action(app, "job_cancel", json!({"id": id})).await {
+                Ok(_) => println!("Cancelled job {id}"),
+                Err(e) if e.kind == ErrorKind::NotFound => return Err(no_such_job(&id)),
+                Err(e) => anyhow::bail!("job_cancel failed: {}", e.to_error_object()),
+            }
+        }
+        JobsCommand::Clear { queues } => {
+            let cleared = action("job_clear", json!({"queues": queues})).await?;
+            let names: Vec<String> = cleared
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|q| format!("\"{}\"", q.as_str().unwrap_or_default()))
+                .collect();
+            println!("Cleared queue(s) {}", names.join(", "));
+        }
+        JobsCommand::Test { queues, sleep } => {
+            let queues = if queues.is_empty() {
+                vec![catalog_framework::store::DEFAULT_QUEUE.to_string()]
+            } else {
+                queues
+            };
+            for queue in queues {
+                let id = enqueue_test_job(app, &queue, sleep)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("enqueueing failed: {}", e.to_error_object()))?;
+                println!("Added test job {id} to queue \"{queue}\"");
             }
         }
     }

@@ -7,6 +7,7 @@
 pub use crate::cache::CachedPackage;
 mod collaborator;
 mod group;
+mod job;
 mod member;
 mod package;
 mod relationship;
@@ -20,6 +21,7 @@ mod user;
 // connection the caller holds.
 pub use collaborator::*;
 pub use group::*;
+pub use job::*;
 pub use member::*;
 pub use package::*;
 pub use relationship::*;
@@ -73,6 +75,11 @@ const MIGRATIONS: &[crate::plugin::Migration] = &[
         version: "0004_core_tables",
         sqlite: include_str!("migrations/sqlite/0004_core_tables.sql"),
         postgres: include_str!("migrations/postgres/0004_core_tables.sql"),
+    },
+    crate::plugin::Migration {
+        version: "0005_job_queue",
+        sqlite: include_str!("migrations/sqlite/0005_job_queue.sql"),
+        postgres: include_str!("migrations/postgres/0005_job_queue.sql"),
     },
 ];
 

@@ -112,6 +112,10 @@ auth! {
     config_option_list, anon = true, sysadmin_bare;
     config_option_show, anon = true, sysadmin_bare;
     config_option_update, anon = true, sysadmin_bare;
+    job_list, anon = true, sysadmin_bare;
+    job_show, anon = true, sysadmin_bare;
+    job_clear, anon = true, sysadmin_bare;
+    job_cancel, anon = true, sysadmin_bare;
 }
 
 async fn internal_only(_: &mut ActionContext, _: &Params) -> CkanResult<()> {

@@ -40,3 +40,18 @@ pub async fn create_token(app: &AppState, user: &str, token_name: &str) -> anyho
         .map(str::to_string)
         .ok_or_else(|| anyhow::anyhow!("no token returned"))
 }
+
+/// Runs an action as the CLI does (CKAN's `{"ignore_auth": True}`), keeping its error for the
+/// caller to tell apart (a `Not Found Error` …).
+pub async fn run_action(app: &AppState, action: &str, params: Value) -> CkanResult<Value> {
+    let mut ctx = ActionContext::new(app.clone(), None);
+    ctx.ignore_auth = true;
+    ctx.run_top(action, params.as_object().cloned().unwrap_or_default())
+        .await
+}
+
+/// Enqueues CKAN's test job (`A test job`) on a queue, pausing `sleep_secs` when it runs;
+/// returns the job's id.
+pub async fn enqueue_test_job(app: &AppState, queue: &str, sleep_secs: u64) -> CkanResult<String> {
+    crate::job::test_job::enqueue(app, queue, sleep_secs).await
+}

@@ -1,5 +1,5 @@
 //! CKAN's core actions as a plugin: datasets, resources, organizations, groups, members,
-//! collaborators, users, API tokens, tags and site actions.
+//! collaborators, users, API tokens, tags, background jobs and site actions.
 //!
 //! # Where an action lives
 //!
@@ -29,6 +29,7 @@
 //! - The site actions are one file each in `site/`: `status_show.rs`, `read.rs` (`site_read`),
 //!   `license_list.rs`, `help_show.rs`.
 //! - The route `resource_download` is `resource/download.rs`.
+//! - The job handler `test_job` (what `catalog jobs test` enqueues) is `job/test_job.rs`.
 //!
 //! # Shared code
 //!
@@ -43,8 +44,8 @@
 //! Families import one another one way only: `group` → `package` (an organization's datasets
 //! on delete), `member` → `group` (`kind`), `resource` → `package` (resources are written
 //! through `package_update`), `user` → `package` (`user_show`'s datasets), `user` →
-//! `api_token` (`user_create`'s token). `package`, `api_token`, `collaborator`, `tag` and `site`
-//! import no family. `grep -rn "crate::" src` shows them.
+//! `api_token` (`user_create`'s token). `package`, `api_token`, `collaborator`, `job`, `tag` and
+//! `site` import no family. `grep -rn "crate::" src` shows them.
 //!
 //! Every action is registered below, by family and in file order, with `typed_actions!`: its
 //! params struct is declared with `action_params!` beside the fn and its doc comment is the
@@ -61,6 +62,7 @@ mod dictize;
 pub mod formats;
 mod group;
 mod ids;
+mod job;
 pub mod licenses;
 mod lookup;
 mod member;
@@ -162,6 +164,14 @@ typed_actions! { dict
     write organization_update(group::update::OrganizationUpdateParams) => group::update::organization_update;
     write group_patch(group::update::GroupPatchParams) => group::update::group_patch;
     write organization_patch(group::update::OrganizationPatchParams) => group::update::organization_patch;
+}
+
+// job/
+typed_actions! {
+    write job_cancel(job::cancel::JobCancelParams) => job::cancel::job_cancel;
+    write job_clear(job::clear::JobClearParams) => job::clear::job_clear;
+    read job_list(job::list::JobListParams) => job::list::job_list;
+    read job_show(job::show::JobShowParams) => job::show::job_show;
 }
 
 // member/

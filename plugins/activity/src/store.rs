@@ -290,8 +290,9 @@ pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec
     }
     if let Some(labels) = q.labels {
         // Labels are written by the framework (`public`, `member-<uuid>` …): no LIKE wildcard
-        // can occur in them.
-        let mut any = vec!["a.activity_type NOT LIKE '%package'".to_string()];
+        // can occur in them. Activities without labels (groups, users) are everyone's; those
+        // with labels (a dataset's, its resource views') need one of the caller's.
+        let mut any = vec!["a.permission_labels IS NULL".to_string()];
         for l in labels.iter().filter(|l| !l.contains(['%', '_', '"', '\\'])) {
             let ph = bind(&format!("%\"{l}\"%"), &mut binds);
             any.push(format!("a.permission_labels LIKE {ph}"));

@@ -95,7 +95,10 @@ pub async fn save_relationship(conn: &mut AnyConnection, r: &RelationshipRow) ->
 }
 
 /// Removes every relationship of a purged dataset.
-pub async fn purge_relationships_of(conn: &mut AnyConnection, package_id: &str) -> sqlx::Result<()> {
+pub async fn purge_relationships_of(
+    conn: &mut AnyConnection,
+    package_id: &str,
+) -> sqlx::Result<()> {
     sqlx::query(
         "DELETE FROM package_relationship WHERE subject_package_id = $1 OR object_package_id = $1",
     )

@@ -118,7 +118,11 @@ pub async fn insert_vocabulary(conn: &mut AnyConnection, v: &VocabularyRow) -> s
 }
 
 /// Renames a vocabulary; `false` if the name is taken by another one.
-pub async fn rename_vocabulary(conn: &mut AnyConnection, id: &str, name: &str) -> sqlx::Result<bool> {
+pub async fn rename_vocabulary(
+    conn: &mut AnyConnection,
+    id: &str,
+    name: &str,
+) -> sqlx::Result<bool> {
     let taken: Option<(String,)> =
         sqlx::query_as("SELECT id FROM vocabulary WHERE name = $1 AND id <> $2")
             .bind(name)
@@ -146,10 +150,12 @@ pub async fn delete_vocabulary(conn: &mut AnyConnection, id: &str) -> sqlx::Resu
     .bind(id)
     .fetch_all(&mut *conn)
     .await?;
-    sqlx::query("DELETE FROM package_tag WHERE tag_id IN (SELECT id FROM tag WHERE vocabulary_id = $1)")
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
+    sqlx::query(
+        "DELETE FROM package_tag WHERE tag_id IN (SELECT id FROM tag WHERE vocabulary_id = $1)",
+    )
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
     sqlx::query("DELETE FROM tag WHERE vocabulary_id = $1")
         .bind(id)
         .execute(&mut *conn)

@@ -11,10 +11,14 @@ use crate::defaults;
 use crate::store::{self, ViewRow};
 use crate::validate::{self, is_empty, text};
 
-/// An active resource by id: its dataset's id and the stored resource dict.
+/// An active resource by id: its dataset's id and the stored resource dict. `lock` (in the
+/// writing actions) locks the dataset's row until the call commits (PostgreSQL: `FOR
+/// UPDATE`; SQLite's write transaction excludes other writers anyway), so that concurrent
+/// writers of one dataset's views (the next `order`, a reorder) run one after the other.
 pub(crate) async fn find_resource(
     ctx: &mut ActionContext,
     id: &str,
+    lock: bool,
 ) -> CkanResult<Option<(String, Map<String, Value>)>> {
     if id.is_empty() {
         return Ok(None);
@@ -22,7 +26,12 @@ pub(crate) async fn find_resource(
     let Some(pkg) = q::active_resource_package_id(ctx.db().await?, id).await? else {
         return Ok(None);
     };
-    let Some(row) = ctx.package_row(&pkg).await? else {
+    let row = if lock {
+        ctx.package_for_update(&pkg).await?
+    } else {
+        ctx.package_row(&pkg).await?
+    };
+    let Some(row) = row else {
         return Ok(None);
     };
     let doc: Value = serde_json::from_str(&row.data)?;
@@ -44,14 +53,6 @@ fn auth_data(resource_id: &str, package_id: &str) -> Params {
     p.insert("resource_id".into(), json!(resource_id));
     p.insert("package_id".into(), json!(package_id));
     p
-}
-
-/// Locks the dataset whose views change until the call commits (PostgreSQL: `FOR UPDATE`;
-/// SQLite's write transaction excludes other writers anyway), so that concurrent writers of
-/// one resource's views (the next `order`, a reorder) run one after the other.
-async fn lock_dataset(ctx: &mut ActionContext, package_id: &str) -> CkanResult<()> {
-    ctx.package_for_update(package_id).await?;
-    Ok(())
 }
 
 fn uuid_text(s: &str) -> bool {
@@ -114,7 +115,7 @@ pub(crate) async fn resource_view_create(
         errs.push("resource_id", "Missing value");
     } else {
         let rid = text(&resource_id);
-        match find_resource(ctx, &rid).await? {
+        match find_resource(ctx, &rid, true).await? {
             Some((pkg, _)) => resource = Some((rid, pkg)),
             None => errs.push("resource_id", format!("Resource not found: {rid}")),
         }
@@ -137,7 +138,6 @@ pub(crate) async fn resource_view_create(
         &auth_data(&resource_id, &package_id),
     )
     .await?;
-    lock_dataset(ctx, &package_id).await?;
     let order = store::max_order(ctx.db().await?, &resource_id)
         .await?
         .map_or(0, |m| m + 1);
@@ -214,14 +214,14 @@ pub(crate) async fn resource_view_update(
     let mut moved_to = None;
     if let Some(r) = &p.resource_id {
         let rid = text(r);
-        match find_resource(ctx, &rid).await? {
+        match find_resource(ctx, &rid, true).await? {
             Some((pkg, _)) => moved_to = Some((rid, pkg)),
             None => errs.push("resource_id", format!("Resource not found: {rid}")),
         }
     }
     let config = validate::config(views, &old.view_type, &***vt, p.__extras, &mut errs);
     errs.finish()?;
-    let Some((package_id, _)) = find_resource(ctx, &old.resource_id).await? else {
+    let Some((package_id, _)) = find_resource(ctx, &old.resource_id, true).await? else {
         return Err(not_found("Resource was not found."));
     };
     // CKAN checks only the resource named in the request (and fails with a 500 when there
@@ -238,10 +238,6 @@ pub(crate) async fn resource_view_update(
                 .await?;
         }
         new_package_id.clone_from(pkg);
-    }
-    lock_dataset(ctx, &package_id).await?;
-    if new_package_id != package_id {
-        lock_dataset(ctx, &new_package_id).await?;
     }
     let row = ViewRow {
         resource_id: moved_to.map_or_else(|| old.resource_id.clone(), |(rid, _)| rid),
@@ -288,7 +284,7 @@ pub(crate) async fn resource_view_show(
             not_found("Resource view not found, cannot check auth.")
         });
     };
-    let package_id = find_resource(ctx, &row.resource_id)
+    let package_id = find_resource(ctx, &row.resource_id, false)
         .await?
         .map(|(pkg, _)| pkg)
         .unwrap_or_default();
@@ -319,7 +315,7 @@ pub(crate) async fn resource_view_list(
     let Some(id) = p.id.as_ref().map(text) else {
         return Err(missing("id"));
     };
-    let Some((package_id, _)) = find_resource(ctx, &id).await? else {
+    let Some((package_id, _)) = find_resource(ctx, &id, false).await? else {
         return Err(not_found(""));
     };
     ctx.check_access("resource_view_list", &auth_data(&id, &package_id))
@@ -375,12 +371,11 @@ pub(crate) async fn resource_view_reorder(
     if distinct.len() != order.len() {
         return Err(order_error("No duplicates allowed in order".into()));
     }
-    let Some((package_id, _)) = find_resource(ctx, &id).await? else {
+    let Some((package_id, _)) = find_resource(ctx, &id, true).await? else {
         return Err(not_found("Resource was not found."));
     };
     ctx.check_access("resource_view_reorder", &auth_data(&id, &package_id))
         .await?;
-    lock_dataset(ctx, &package_id).await?;
     let mut rest: Vec<String> = store::of_resource(ctx.db().await?, &id)
         .await?
         .into_iter()
@@ -419,7 +414,7 @@ pub(crate) async fn resource_view_delete(
     let Some(row) = store::get(ctx.db().await?, &id).await? else {
         return Err(not_found(""));
     };
-    let package_id = find_resource(ctx, &row.resource_id)
+    let package_id = find_resource(ctx, &row.resource_id, true)
         .await?
         .map(|(pkg, _)| pkg)
         .unwrap_or_default();
@@ -428,9 +423,6 @@ pub(crate) async fn resource_view_delete(
         &auth_data(&row.resource_id, &package_id),
     )
     .await?;
-    if !package_id.is_empty() {
-        lock_dataset(ctx, &package_id).await?;
-    }
     store::delete(ctx.db().await?, &row.id).await?;
     Ok(json!({"resource_id": row.resource_id}))
 }
@@ -512,7 +504,7 @@ pub(crate) async fn resource_create_default_resource_views(
     let Some(id) = resource.get("id").filter(|v| !is_empty(Some(v))).map(text) else {
         return Err(missing_id("resource"));
     };
-    let Some((package_id, stored)) = find_resource(ctx, &id).await? else {
+    let Some((package_id, stored)) = find_resource(ctx, &id, true).await? else {
         return Err(not_found("Resource was not found."));
     };
     ctx.check_access(
@@ -555,7 +547,7 @@ pub(crate) async fn package_create_default_resource_views(
     let Some(id) = package.get("id").filter(|v| !is_empty(Some(v))).map(text) else {
         return Err(missing_id("package"));
     };
-    let Some(row) = ctx.package_row(&id).await? else {
+    let Some(row) = ctx.package_for_update(&id).await? else {
         return Err(not_found("Dataset was not found"));
     };
     let mut auth = Params::new();

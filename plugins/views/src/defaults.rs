@@ -128,7 +128,8 @@ impl EventSubscriber for DefaultViews {
 
 /// The stored document of a resource's dataset (empty when the resource is gone).
 async fn package_of(ctx: &mut ActionContext, resource_id: &str) -> CkanResult<Map<String, Value>> {
-    let Some((package_id, _)) = crate::actions::find_resource(ctx, resource_id).await? else {
+    let Some((package_id, _)) = crate::actions::find_resource(ctx, resource_id, false).await?
+    else {
         return Ok(Map::new());
     };
     let Some(row) = ctx.package_row(&package_id).await? else {

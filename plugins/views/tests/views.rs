@@ -1038,6 +1038,13 @@ async fn default_views(postgres: bool) {
         )
         .await;
     assert_eq!(t.list(gif["id"].as_str().unwrap()).await, ["Image"]);
+    // The view's activity does not hide that an update changes nothing: the dataset's
+    // activities are compared with its previous package activity.
+    let before = t.activity_types("defaults").await;
+    assert_eq!(before[..2], ["new resource view", "changed package"]);
+    let same = t.ok(admin, "package_show", json!({"id": "defaults"})).await;
+    t.ok(admin, "package_update", same).await;
+    assert_eq!(t.activity_types("defaults").await, before);
     let mut pkg = t.ok(admin, "package_show", json!({"id": "defaults"})).await;
     pkg["resources"]
         .as_array_mut()
@@ -1213,4 +1220,143 @@ async fn configured_default_views_on_sqlite() {
 #[tokio::test]
 async fn configured_default_views_on_postgres() {
     configured_default_views(true).await;
+}
+
+/// A view type from outside the plugin, registered at its extension point (the book's
+/// example: book/src/user-guide/resource-views.md is checked to be a copy of it).
+mod audio {
+    use catalog_framework::prelude::*;
+    use catalog_plugin_views::prelude::*;
+
+    pub struct AudioView;
+
+    static AUDIO: ViewInfo = ViewInfo {
+        title: "Audio",
+        icon: "file-audio",
+        default_title: "Audio",
+        always_available: false,
+        requires_datastore: false,
+        filterable: false,
+        iframed: false,
+        schema: &[ConfigKey::new("audio_url", ConfigRule::OptionalText)],
+    };
+
+    impl ResourceView for AudioView {
+        fn info(&self) -> &'static ViewInfo {
+            &AUDIO
+        }
+        fn can_view(
+            &self,
+            r: &Map<String, Value>,
+            _: &Map<String, Value>,
+            _: &ViewContext,
+        ) -> bool {
+            ["wav", "ogg", "mp3"].contains(&ViewContext::format(r).as_str())
+        }
+    }
+
+    register_resource_view!("audio_view", AudioView);
+}
+
+async fn third_party_view_type(postgres: bool) {
+    let t = TestApp::start(postgres, Some("audio_view image_view")).await;
+    let admin = Some(&t.admin);
+    let ds = t
+        .ok(
+            admin,
+            "package_create",
+            json!({"name": "sounds", "resources": [{"url": "http://example.com/a.mp3", "format": "MP3"}]}),
+        )
+        .await;
+    let rid = ds["resources"][0]["id"].as_str().unwrap();
+    assert_eq!(t.list(rid).await, ["Audio"]);
+    let v = t
+        .ok(
+            admin,
+            "resource_view_create",
+            json!({"resource_id": rid, "view_type": "audio_view", "title": "Loud", "audio_url": 5}),
+        )
+        .await;
+    assert_eq!(v["audio_url"], "5", "unicode_safe");
+    assert_eq!(
+        t.err(
+            admin,
+            "resource_view_create",
+            json!({"resource_id": rid, "view_type": "audio_view", "title": "x", "image_url": "y"})
+        )
+        .await,
+        invalid(json!({"__extras": ["The input field __extras was not expected."]}))
+    );
+}
+
+#[tokio::test]
+async fn third_party_view_type_on_sqlite() {
+    third_party_view_type(false).await;
+}
+
+#[tokio::test]
+async fn third_party_view_type_on_postgres() {
+    third_party_view_type(true).await;
+}
+
+#[test]
+fn the_books_view_type_is_this_one() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    catalog_framework::testkit::assert_book_blocks_are_copies(
+        &[root.join("../../book/src/user-guide/resource-views.md")],
+        &[root.join("tests/views.rs")],
+    );
+}
+
+/// Concurrent creations on one resource each get their own `order` (the dataset row is
+/// locked while the highest one is read), and a reorder racing them loses no view.
+#[tokio::test]
+async fn parallel_writers_on_postgres() {
+    let t = TestApp::start(true, Some("")).await;
+    let admin = Some(&t.admin);
+    let ds = t
+        .ok(
+            admin,
+            "package_create",
+            json!({"name": "busy", "resources": [{"url": "http://example.com/a.png"}]}),
+        )
+        .await;
+    let rid = ds["resources"][0]["id"].as_str().unwrap().to_string();
+    let creates = futures::future::join_all((0..8).map(|i| {
+        let p = json!({"resource_id": rid, "view_type": "image_view", "title": format!("v{i}")});
+        t.call(admin, "resource_view_create", p)
+    }));
+    let reorder = t.call(
+        admin,
+        "resource_view_reorder",
+        json!({"id": rid, "order": []}),
+    );
+    let (created, reordered) = tokio::join!(creates, reorder);
+    for c in &created {
+        assert!(
+            c.is_ok(),
+            "{:?}",
+            c.as_ref().err().map(|e| e.to_error_object())
+        );
+    }
+    assert!(reordered.is_ok());
+    assert_eq!(t.list(&rid).await.len(), 8);
+    // The order each view got when it was created is in its activity.
+    let activities = t
+        .ok(
+            admin,
+            "package_activity_list",
+            json!({"id": ds["id"], "limit": 100}),
+        )
+        .await;
+    let mut orders: Vec<i64> = activities
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["activity_type"] == "new resource view")
+        .map(|a| a["data"]["order"].as_i64().unwrap())
+        .collect();
+    orders.sort_unstable();
+    orders.dedup();
+    assert_eq!(orders.len(), 8, "each view its own order: {orders:?}");
 }

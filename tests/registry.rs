@@ -7,6 +7,7 @@ use catalog_plugin_dcat as _;
 use catalog_plugin_schema as _;
 use catalog_plugin_search_postgres as _;
 use catalog_plugin_search_tantivy as _;
+use catalog_plugin_views as _;
 
 #[test]
 fn registered_extensions() {

@@ -1,8 +1,8 @@
 //! Domain events: what changed in the store, fired by the actions that change it (CKAN's
 //! `IDomainObjectModification`).
 //!
-//! An action that changes a dataset, resource, group, organization, member or user calls
-//! [`ActionContext::emit`](crate::context::ActionContext::emit). When the top-level call
+//! An action that changes a dataset, resource, group, organization, member, user or resource
+//! view calls [`ActionContext::emit`](crate::context::ActionContext::emit). When the top-level call
 //! succeeds, before its transaction commits, every enabled [`EventSubscriber`] sees each event
 //! in order through [`EventSubscriber::on_event`], in the same transaction: what it writes
 //! commits or rolls back with the change (activity streams are built on this). After the
@@ -29,6 +29,9 @@ pub enum Entity {
     /// A membership: `id` is the group's, `after`/`before` hold the member.
     Member,
     User,
+    /// A resource view (the views plugin's); `after` holds the view's row with its
+    /// `package_id`.
+    ResourceView,
 }
 
 /// What happened to it.
@@ -53,6 +56,7 @@ impl Entity {
             Entity::Organization => "organization",
             Entity::Member => "member",
             Entity::User => "user",
+            Entity::ResourceView => "resource_view",
         }
     }
 }

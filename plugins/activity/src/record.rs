@@ -121,6 +121,39 @@ fn user_activity(event: &DomainEvent) -> Option<Recorded> {
     })
 }
 
+/// A resource view created or changed (the views plugin's events): an activity of its
+/// dataset whose data is the view's row (CKAN records none for a deleted view). Unlike CKAN,
+/// whose view activities have no permission labels (and so show a private dataset's view
+/// changes in everyone's user and dashboard streams), they carry the dataset's labels.
+async fn view_activity(
+    ctx: &mut ActionContext,
+    event: &DomainEvent,
+) -> CkanResult<Option<Recorded>> {
+    let verb = match event.change {
+        Change::Created => "new",
+        Change::Updated => "changed",
+        Change::Deleted | Change::Purged => return Ok(None),
+    };
+    let Some(data) = event.after.clone() else {
+        return Ok(None);
+    };
+    let Some(package_id) = data.get("package_id").and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    let Some(row) = ctx.package_row(package_id).await? else {
+        return Ok(None);
+    };
+    let collaborators = ctx.config().catalog.auth.allow_dataset_collaborators;
+    Ok(Some(Recorded {
+        skip_if_same: false,
+        activity_type: format!("{verb} resource view"),
+        object_id: row.id.clone(),
+        user_id: event.actor.clone(),
+        data,
+        labels: Some(authz::dataset_labels(&row, collaborators)),
+    }))
+}
+
 #[async_trait]
 impl EventSubscriber for RecordActivity {
     async fn on_event(&self, ctx: &mut ActionContext, event: &DomainEvent) -> CkanResult<()> {
@@ -129,6 +162,7 @@ impl EventSubscriber for RecordActivity {
             Entity::Group => group_activity(ctx, event, "group").await?,
             Entity::Organization => group_activity(ctx, event, "organization").await?,
             Entity::User => user_activity(event),
+            Entity::ResourceView => view_activity(ctx, event).await?,
             // A resource's change arrives as its dataset's change too; memberships make no
             // activity in CKAN.
             Entity::Resource | Entity::Member => None,

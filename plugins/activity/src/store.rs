@@ -71,6 +71,16 @@ pub struct NewActivity<'a> {
     pub data: &'a Value,
 }
 
+/// The `LIKE` pattern of an activity type's kind: `new package` and `changed package` are of
+/// kind `package`, `new resource view` of `resource view`. The kinds are the recorder's
+/// words, free of `LIKE` wildcards.
+fn kind_pattern(activity_type: &str) -> String {
+    let kind = activity_type
+        .split_once(' ')
+        .map_or(activity_type, |(_, kind)| kind);
+    format!("%{kind}")
+}
+
 /// Writes an activity in the caller's transaction, unless `skip_if_same` and the previous
 /// activity of the object has the same data but for the dataset's `metadata_modified` (an
 /// update that changed nothing). Its data is stored as a patch against the previous activity
@@ -82,13 +92,16 @@ pub async fn insert(
     skip_if_same: bool,
 ) -> CkanResult<bool> {
     let whole = serde_json::to_string(a.data)?;
-    // The previous activity's chain since its last whole copy, in one statement.
+    // The previous activity's chain since its last whole copy, in one statement; among the
+    // object's activities of the same kind only (a dataset's `… package` activities patch
+    // against each other, its `… resource view` activities against each other).
     let chain = sqlx::query(
-        "SELECT seq, base_seq, depth, data FROM activity WHERE object_id = $1 AND seq >= \
-         COALESCE((SELECT MAX(seq) FROM activity WHERE object_id = $1 AND base_seq IS NULL), 0) \
-         ORDER BY seq",
+        "SELECT seq, base_seq, depth, data FROM activity WHERE object_id = $1 AND activity_type LIKE $2 \
+         AND seq >= COALESCE((SELECT MAX(seq) FROM activity WHERE object_id = $1 \
+         AND activity_type LIKE $2 AND base_seq IS NULL), 0) ORDER BY seq",
     )
     .bind(a.object_id)
+    .bind(kind_pattern(a.activity_type))
     .fetch_all(&mut *conn)
     .await?;
     let mut stored = (None, 0i64, whole.clone());
@@ -290,8 +303,9 @@ pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec
     }
     if let Some(labels) = q.labels {
         // Labels are written by the framework (`public`, `member-<uuid>` …): no LIKE wildcard
-        // can occur in them.
-        let mut any = vec!["a.activity_type NOT LIKE '%package'".to_string()];
+        // can occur in them. Activities without labels (groups, users) are everyone's; those
+        // with labels (a dataset's, its resource views') need one of the caller's.
+        let mut any = vec!["a.permission_labels IS NULL".to_string()];
         for l in labels.iter().filter(|l| !l.contains(['%', '_', '"', '\\'])) {
             let ph = bind(&format!("%\"{l}\"%"), &mut binds);
             any.push(format!("a.permission_labels LIKE {ph}"));
@@ -400,16 +414,19 @@ pub async fn activity_by_id(conn: &mut AnyConnection, id: &str) -> CkanResult<Op
     )
 }
 
-/// The activity of the same object just before `a`, if any.
+/// The activity of the same object and kind (a dataset's package activities, its resource
+/// view activities) just before `a`, if any.
 pub async fn previous(
     conn: &mut AnyConnection,
     a: &ActivityRow,
 ) -> CkanResult<Option<ActivityRow>> {
     Ok(sqlx::query(&format!(
-        "SELECT {COLS} FROM activity WHERE object_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT 1"
+        "SELECT {COLS} FROM activity WHERE object_id = $1 AND seq < $2 AND activity_type LIKE $3 \
+         ORDER BY seq DESC LIMIT 1"
     ))
     .bind(&a.object_id)
     .bind(a.seq)
+    .bind(kind_pattern(&a.activity_type))
     .fetch_optional(&mut *conn)
     .await?
     .as_ref()

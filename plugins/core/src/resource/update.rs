@@ -96,7 +96,7 @@ async fn resource_update_inner(
         Entity::Resource,
         Change::Updated,
         &id,
-        None,
+        Some(Value::Object(old)),
         Some(updated.clone()),
     );
     Ok(updated)

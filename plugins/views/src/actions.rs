@@ -1,0 +1,598 @@
+//! The `resource_view_*` actions and the default-view actions, with CKAN 2.12's parameters,
+//! order of checks, messages and shapes (ckan/logic/action/{create,update,delete,get}.py).
+
+use std::collections::HashSet;
+
+use catalog_framework::prelude::*;
+use catalog_framework::store as q;
+
+use crate::auth::{CreateAuth, DeleteAuth, EditAuth, PackageEditAuth, ReadAuth, SysadminAuth};
+use crate::defaults;
+use crate::store::{self, ViewRow};
+use crate::validate::{self, is_empty, text};
+
+/// An active resource by id: its dataset's id and the stored resource dict. `lock` (in the
+/// writing actions) locks the dataset's row until the call commits (PostgreSQL: `FOR
+/// UPDATE`; SQLite's write transaction excludes other writers anyway), so that concurrent
+/// writers of one dataset's views (the next `order`, a reorder) run one after the other.
+pub(crate) async fn find_resource(
+    ctx: &mut ActionContext,
+    id: &str,
+    lock: bool,
+) -> CkanResult<Option<(String, Map<String, Value>)>> {
+    if id.is_empty() {
+        return Ok(None);
+    }
+    let Some(pkg) = q::active_resource_package_id(ctx.db().await?, id).await? else {
+        return Ok(None);
+    };
+    let row = if lock {
+        ctx.package_for_update(&pkg).await?
+    } else {
+        ctx.package_row(&pkg).await?
+    };
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let doc: Value = serde_json::from_str(&row.data)?;
+    let resource = doc
+        .get("resources")
+        .and_then(Value::as_array)
+        .and_then(|rs| {
+            rs.iter()
+                .find(|r| r.get("id").and_then(Value::as_str) == Some(id))
+        })
+        .and_then(Value::as_object)
+        .cloned();
+    Ok(resource.map(|r| (row.id, r)))
+}
+
+/// What the auth functions get: the resource and its dataset.
+fn auth_data(resource_id: &str, package_id: &str) -> Params {
+    let mut p = Params::new();
+    p.insert("resource_id".into(), json!(resource_id));
+    p.insert("package_id".into(), json!(package_id));
+    p
+}
+
+fn uuid_text(s: &str) -> bool {
+    uuid::Uuid::parse_str(s).is_ok_and(|u| u.hyphenated().to_string() == s.to_lowercase())
+}
+
+action_params! {
+    /// Create a new resource view.
+    ///
+    /// The view type's own config keys are parameters too (`image_url` of `image_view`,
+    /// `page_url` of `webpage_view`, `responsive`, `ellipsis_length`, `date_format`,
+    /// `show_fields`, `filterable`, `filter_fields` and `filter_values` of
+    /// `datatables_view`); any other key is refused. Returns the view.
+    pub struct ResourceViewCreateParams {
+        /// id of the resource
+        resource_id: Option<Value>,
+        /// name of the view type (`image_view`, `text_view`, `webpage_view`, `datatables_view`)
+        view_type: Option<Value>,
+        /// title of the view
+        title: Option<Value>,
+        /// description of the view
+        description: Option<Value>,
+        /// the view's id (sysadmins only; a UUID)
+        id: Option<Value>,
+    }
+}
+
+pub(crate) async fn resource_view_create(
+    ctx: &mut ActionContext,
+    p: ResourceViewCreateParams,
+) -> CkanResult<Value> {
+    let Some(resource_id) = p.resource_id else {
+        return Err(missing("resource_id"));
+    };
+    let Some(view_type) = p.view_type else {
+        return Err(missing("view_type"));
+    };
+    let view_type = text(&view_type);
+    let app = ctx.app.clone();
+    let views = views_of(&app)?;
+    let Some(vt) = views.view_type(&view_type) else {
+        return Err(no_plugin(&view_type));
+    };
+    let mut errs = ValidationBuilder::default();
+    let mut id = None;
+    if !is_empty(p.id.as_ref()) {
+        let given = p.id.as_ref().map(text).unwrap_or_default();
+        if !(ctx.is_sysadmin() || ctx.ignore_auth) {
+            errs.push("id", "The input field id was not expected.");
+        } else if !uuid_text(&given) {
+            errs.push("id", "Invalid id provided");
+        } else if store::get(ctx.db().await?, &given).await?.is_some() {
+            errs.push("id", "ResourceView id already exists");
+        } else {
+            id = Some(given);
+        }
+    }
+    let mut resource = None;
+    if is_empty(Some(&resource_id)) {
+        errs.push("resource_id", "Missing value");
+    } else {
+        let rid = text(&resource_id);
+        match find_resource(ctx, &rid, true).await? {
+            Some((pkg, _)) => resource = Some((rid, pkg)),
+            None => errs.push("resource_id", format!("Resource not found: {rid}")),
+        }
+    }
+    let title = match &p.title {
+        t if is_empty(t.as_ref()) => {
+            errs.push("title", "Missing value");
+            None
+        }
+        t => t.as_ref().map(text),
+    };
+    let description = p.description.as_ref().map(text);
+    let config = validate::config(views, &view_type, &***vt, p.__extras, &mut errs);
+    errs.finish()?;
+    let Some((resource_id, package_id)) = resource else {
+        return Err(internal("a resource view without its resource"));
+    };
+    ctx.check_access(
+        "resource_view_create",
+        &auth_data(&resource_id, &package_id),
+    )
+    .await?;
+    let order = store::max_order(ctx.db().await?, &resource_id)
+        .await?
+        .map_or(0, |m| m + 1);
+    let row = ViewRow {
+        id: id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
+        resource_id,
+        title,
+        description,
+        view_type,
+        order,
+        config,
+    };
+    store::insert(ctx.db().await?, &row).await?;
+    ctx.emit(
+        Entity::ResourceView,
+        Change::Created,
+        &row.id,
+        None,
+        Some(row.to_activity_data(&package_id)),
+    );
+    Ok(row.to_dict(&package_id))
+}
+
+fn views_of(app: &AppState) -> CkanResult<&crate::Views> {
+    app.extension::<crate::Views>()
+        .ok_or_else(|| internal("the views plugin was not configured"))
+}
+
+fn no_plugin(view_type: &str) -> CkanError {
+    let mut b = ValidationBuilder::default();
+    b.set(
+        "view_type",
+        json!(format!("No plugin found for view_type {view_type}")),
+    );
+    b.build()
+}
+
+action_params! {
+    /// Update a resource view. Columns not given keep their values; the view type's config is
+    /// replaced by the config keys given (its defaults applied again). The view type cannot
+    /// change. Returns the view.
+    pub struct ResourceViewUpdateParams {
+        /// id of the view
+        id: Option<Value>,
+        /// id of the resource (another resource moves the view there)
+        resource_id: Option<Value>,
+        /// title of the view
+        title: Option<Value>,
+        /// description of the view
+        description: Option<Value>,
+        /// ignored: a view's type cannot change
+        view_type: Option<Value>,
+        /// ignored, so that a dict from `resource_view_show` can be sent back
+        package_id: Option<Value>,
+    }
+}
+
+pub(crate) async fn resource_view_update(
+    ctx: &mut ActionContext,
+    p: ResourceViewUpdateParams,
+) -> CkanResult<Value> {
+    let Some(id) = p.id.as_ref().map(text) else {
+        return Err(missing("id"));
+    };
+    let Some(old) = store::get(ctx.db().await?, &id).await? else {
+        return Err(not_found("Resource view was not found."));
+    };
+    let app = ctx.app.clone();
+    let views = views_of(&app)?;
+    let Some(vt) = views.view_type(&old.view_type) else {
+        return Err(no_plugin(&old.view_type));
+    };
+    let mut errs = ValidationBuilder::default();
+    let mut moved_to = None;
+    if let Some(r) = &p.resource_id {
+        let rid = text(r);
+        match find_resource(ctx, &rid, true).await? {
+            Some((pkg, _)) => moved_to = Some((rid, pkg)),
+            None => errs.push("resource_id", format!("Resource not found: {rid}")),
+        }
+    }
+    let config = validate::config(views, &old.view_type, &***vt, p.__extras, &mut errs);
+    errs.finish()?;
+    let Some((package_id, _)) = find_resource(ctx, &old.resource_id, true).await? else {
+        return Err(not_found("Resource was not found."));
+    };
+    // CKAN checks only the resource named in the request (and fails with a 500 when there
+    // is none): the view's own resource is checked, and the one it moves to as well.
+    ctx.check_access(
+        "resource_view_update",
+        &auth_data(&old.resource_id, &package_id),
+    )
+    .await?;
+    let mut new_package_id = package_id.clone();
+    if let Some((rid, pkg)) = &moved_to {
+        if *rid != old.resource_id {
+            ctx.check_access("resource_view_update", &auth_data(rid, pkg))
+                .await?;
+        }
+        new_package_id.clone_from(pkg);
+    }
+    let row = ViewRow {
+        resource_id: moved_to.map_or_else(|| old.resource_id.clone(), |(rid, _)| rid),
+        title: p.title.as_ref().map(text).or_else(|| old.title.clone()),
+        description: p
+            .description
+            .as_ref()
+            .map(text)
+            .or_else(|| old.description.clone()),
+        config,
+        ..old
+    };
+    store::update(ctx.db().await?, &row).await?;
+    ctx.emit(
+        Entity::ResourceView,
+        Change::Updated,
+        &row.id,
+        None,
+        Some(row.to_activity_data(&new_package_id)),
+    );
+    Ok(row.to_dict(&new_package_id))
+}
+
+action_params! {
+    /// Return a resource view.
+    pub struct ResourceViewShowParams {
+        /// id of the view
+        id: Option<Value>,
+    }
+}
+
+pub(crate) async fn resource_view_show(
+    ctx: &mut ActionContext,
+    p: ResourceViewShowParams,
+) -> CkanResult<Value> {
+    let Some(id) = p.id.as_ref().map(text) else {
+        return Err(missing("id"));
+    };
+    let Some(row) = store::get(ctx.db().await?, &id).await? else {
+        // CKAN's auth function raises the message; sysadmins skip it and get a bare one.
+        return Err(if ctx.is_sysadmin() || ctx.ignore_auth {
+            not_found("")
+        } else {
+            not_found("Resource view not found, cannot check auth.")
+        });
+    };
+    let package_id = find_resource(ctx, &row.resource_id, false)
+        .await?
+        .map(|(pkg, _)| pkg)
+        .unwrap_or_default();
+    ctx.check_access(
+        "resource_view_show",
+        &auth_data(&row.resource_id, &package_id),
+    )
+    .await?;
+    if package_id.is_empty() {
+        return Err(not_found("Resource was not found."));
+    }
+    Ok(row.to_dict(&package_id))
+}
+
+action_params! {
+    /// Return the views of a resource, in their order (views of types no enabled plugin
+    /// registers are left out).
+    pub struct ResourceViewListParams {
+        /// id of the resource
+        id: Option<Value>,
+    }
+}
+
+pub(crate) async fn resource_view_list(
+    ctx: &mut ActionContext,
+    p: ResourceViewListParams,
+) -> CkanResult<Value> {
+    let Some(id) = p.id.as_ref().map(text) else {
+        return Err(missing("id"));
+    };
+    let Some((package_id, _)) = find_resource(ctx, &id, false).await? else {
+        return Err(not_found(""));
+    };
+    ctx.check_access("resource_view_list", &auth_data(&id, &package_id))
+        .await?;
+    let rows = store::of_resource(ctx.db().await?, &id).await?;
+    let app = ctx.app.clone();
+    let views = views_of(&app)?;
+    Ok(Value::Array(
+        rows.iter()
+            .filter(|r| views.view_type(&r.view_type).is_some())
+            .map(|r| r.to_dict(&package_id))
+            .collect(),
+    ))
+}
+
+action_params! {
+    /// Reorder the views of a resource: the views listed come first, in the order given, the
+    /// others after them in their current order. Returns the resource's id and every view id
+    /// in the new order.
+    pub struct ResourceViewReorderParams {
+        /// id of the resource
+        id: Option<Value>,
+        /// a list of view ids
+        order: Option<Value>,
+    }
+}
+
+pub(crate) async fn resource_view_reorder(
+    ctx: &mut ActionContext,
+    p: ResourceViewReorderParams,
+) -> CkanResult<Value> {
+    let mut errs = ValidationBuilder::default();
+    if p.id.is_none() {
+        errs.push("id", "Missing value");
+    }
+    if p.order.is_none() {
+        errs.push("order", "Missing value");
+    }
+    errs.finish()?;
+    let (Some(id), Some(order)) = (p.id.as_ref().map(text), p.order) else {
+        return Err(internal("reorder parameters"));
+    };
+    let order_error = |m: String| {
+        let mut b = ValidationBuilder::default();
+        b.set("order", json!(m));
+        b.build()
+    };
+    let Value::Array(order) = order else {
+        return Err(order_error("Must supply order as a list".into()));
+    };
+    let order: Vec<String> = order.iter().map(text).collect();
+    let distinct: HashSet<&String> = order.iter().collect();
+    if distinct.len() != order.len() {
+        return Err(order_error("No duplicates allowed in order".into()));
+    }
+    let Some((package_id, _)) = find_resource(ctx, &id, true).await? else {
+        return Err(not_found("Resource was not found."));
+    };
+    ctx.check_access("resource_view_reorder", &auth_data(&id, &package_id))
+        .await?;
+    let mut rest: Vec<String> = store::of_resource(ctx.db().await?, &id)
+        .await?
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    let mut new_order = Vec::with_capacity(rest.len());
+    for view in order {
+        match rest.iter().position(|r| *r == view) {
+            Some(i) => {
+                rest.remove(i);
+                new_order.push(view);
+            }
+            None => return Err(order_error(format!("View {view} does not exist"))),
+        }
+    }
+    new_order.extend(rest);
+    store::set_order(ctx.db().await?, &new_order, 1).await?;
+    Ok(json!({"id": id, "order": new_order}))
+}
+
+action_params! {
+    /// Delete a resource view. Returns the id of its resource.
+    pub struct ResourceViewDeleteParams {
+        /// id of the view
+        id: Option<Value>,
+    }
+}
+
+pub(crate) async fn resource_view_delete(
+    ctx: &mut ActionContext,
+    p: ResourceViewDeleteParams,
+) -> CkanResult<Value> {
+    let Some(id) = p.id.as_ref().map(text) else {
+        return Err(missing("id"));
+    };
+    let Some(row) = store::get(ctx.db().await?, &id).await? else {
+        return Err(not_found(""));
+    };
+    let package_id = find_resource(ctx, &row.resource_id, true)
+        .await?
+        .map(|(pkg, _)| pkg)
+        .unwrap_or_default();
+    ctx.check_access(
+        "resource_view_delete",
+        &auth_data(&row.resource_id, &package_id),
+    )
+    .await?;
+    store::delete(ctx.db().await?, &row.id).await?;
+    Ok(json!({"resource_id": row.resource_id}))
+}
+
+action_params! {
+    /// Delete every resource view of the given types on the whole site, or every view when
+    /// no type is given. Sysadmins only. Returns null.
+    pub struct ResourceViewClearParams {
+        /// the view types whose views go (default: all)
+        view_types: Option<Value>,
+    }
+}
+
+pub(crate) async fn resource_view_clear(
+    ctx: &mut ActionContext,
+    p: ResourceViewClearParams,
+) -> CkanResult<Value> {
+    let mut data = p.__extras;
+    if let Some(v) = &p.view_types {
+        data.insert("view_types".into(), v.clone());
+    }
+    ctx.check_access("resource_view_clear", &data).await?;
+    let types: Vec<String> = match p.view_types {
+        None => Vec::new(),
+        Some(Value::String(s)) => vec![s],
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_string))
+            .collect::<Option<_>>()
+            .ok_or_else(|| {
+                validation()
+                    .field("view_types", "Must be a list of strings")
+                    .build()
+            })?,
+        Some(_) => {
+            return Err(validation().field("view_types", "Not a list").build());
+        }
+    };
+    store::clear(ctx.db().await?, &types).await?;
+    Ok(Value::Null)
+}
+
+/// `create_datastore_views`: CKAN's `asbool` (an unknown word is refused).
+fn datastore_flag(v: Option<&Value>) -> CkanResult<bool> {
+    let mut p = Params::new();
+    if let Some(v) = v {
+        p.insert("create_datastore_views".into(), v.clone());
+    }
+    bool_param(&p, "create_datastore_views", false)
+}
+
+/// `{key: {"id": ["Missing value"]}}`: a dict parameter without its id.
+fn missing_id(key: &str) -> CkanError {
+    let mut b = ValidationBuilder::default();
+    b.set(key, json!({"id": ["Missing value"]}));
+    b.build()
+}
+
+action_params! {
+    /// Create the default views of one resource (`catalog.views.default_views`) that it does
+    /// not have yet and that suit it. Returns the views created.
+    pub struct ResourceCreateDefaultResourceViewsParams {
+        /// the resource dict (its `id` names the stored resource whose views are made)
+        resource: Option<Value>,
+        /// the dataset dict (unused: the stored dataset is used)
+        package: Option<Value>,
+        /// make the views that need the DataStore instead of the others (default false)
+        create_datastore_views: Option<Value>,
+    }
+}
+
+pub(crate) async fn resource_create_default_resource_views(
+    ctx: &mut ActionContext,
+    p: ResourceCreateDefaultResourceViewsParams,
+) -> CkanResult<Value> {
+    let Some(resource) = p.resource else {
+        return Err(missing("resource"));
+    };
+    let Some(id) = resource.get("id").filter(|v| !is_empty(Some(v))).map(text) else {
+        return Err(missing_id("resource"));
+    };
+    let Some((package_id, stored)) = find_resource(ctx, &id, true).await? else {
+        return Err(not_found("Resource was not found."));
+    };
+    ctx.check_access(
+        "resource_create_default_resource_views",
+        &auth_data(&id, &package_id),
+    )
+    .await?;
+    let datastore = datastore_flag(p.create_datastore_views.as_ref())?;
+    let package = dataset_doc(ctx, &package_id).await?;
+    let created = defaults::add_views_to_resource(ctx, &stored, &package, datastore).await?;
+    Ok(Value::Array(created))
+}
+
+/// A dataset's stored document.
+async fn dataset_doc(ctx: &mut ActionContext, id: &str) -> CkanResult<Map<String, Value>> {
+    let Some(row) = ctx.package_row(id).await? else {
+        return Err(not_found("Dataset was not found"));
+    };
+    Ok(serde_json::from_str(&row.data)?)
+}
+
+action_params! {
+    /// Create the default views (`catalog.views.default_views`) of every resource of a
+    /// dataset that does not have them yet and that they suit. Returns the views created.
+    pub struct PackageCreateDefaultResourceViewsParams {
+        /// the dataset dict (its `id` names the stored dataset whose resources get views)
+        package: Option<Value>,
+        /// make the views that need the DataStore instead of the others (default false)
+        create_datastore_views: Option<Value>,
+    }
+}
+
+pub(crate) async fn package_create_default_resource_views(
+    ctx: &mut ActionContext,
+    p: PackageCreateDefaultResourceViewsParams,
+) -> CkanResult<Value> {
+    let Some(package) = p.package else {
+        return Err(missing("package"));
+    };
+    let Some(id) = package.get("id").filter(|v| !is_empty(Some(v))).map(text) else {
+        return Err(missing_id("package"));
+    };
+    let Some(row) = ctx.package_for_update(&id).await? else {
+        return Err(not_found("Dataset was not found"));
+    };
+    let mut auth = Params::new();
+    auth.insert("package_id".into(), json!(row.id));
+    ctx.check_access("package_create_default_resource_views", &auth)
+        .await?;
+    let datastore = datastore_flag(p.create_datastore_views.as_ref())?;
+    let doc: Map<String, Value> = serde_json::from_str(&row.data)?;
+    let mut created = Vec::new();
+    for r in resources_of(&doc) {
+        created.extend(defaults::add_views_to_resource(ctx, &r, &doc, datastore).await?);
+    }
+    Ok(Value::Array(created))
+}
+
+/// A dataset document's resources.
+pub(crate) fn resources_of(doc: &Map<String, Value>) -> Vec<Map<String, Value>> {
+    doc.get("resources")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.as_object().cloned())
+        .collect()
+}
+
+typed_actions! {
+    false "resource_view_create" ResourceViewCreate(ResourceViewCreateParams) => resource_view_create, auth = CreateAuth;
+    false "resource_view_update" ResourceViewUpdate(ResourceViewUpdateParams) => resource_view_update, auth = EditAuth;
+    true "resource_view_show" ResourceViewShow(ResourceViewShowParams) => resource_view_show, auth = ReadAuth;
+    true "resource_view_list" ResourceViewList(ResourceViewListParams) => resource_view_list, auth = ReadAuth;
+    false "resource_view_reorder" ResourceViewReorder(ResourceViewReorderParams) => resource_view_reorder, auth = EditAuth;
+    false "resource_view_delete" ResourceViewDelete(ResourceViewDeleteParams) => resource_view_delete, auth = DeleteAuth;
+    false "resource_view_clear" ResourceViewClear(ResourceViewClearParams) => resource_view_clear, auth = SysadminAuth;
+    false "resource_create_default_resource_views" ResourceCreateDefaultResourceViews(ResourceCreateDefaultResourceViewsParams) => resource_create_default_resource_views, auth = CreateAuth;
+    false "package_create_default_resource_views" PackageCreateDefaultResourceViews(PackageCreateDefaultResourceViewsParams) => package_create_default_resource_views, auth = PackageEditAuth;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_uuids_in_their_text_form() {
+        assert!(uuid_text("368be57f-9f0b-44f5-a827-6d906317b13a"));
+        assert!(!uuid_text("368be57f9f0b44f5a8276d906317b13a"));
+        assert!(!uuid_text("not-a-uuid"));
+    }
+}

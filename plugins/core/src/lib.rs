@@ -200,6 +200,7 @@ typed_actions! {
     write bulk_update_delete(package::bulk_update::BulkUpdateDeleteParams) => package::bulk_update::bulk_update_delete;
     read current_package_list_with_resources(package::list::CurrentPackageListWithResourcesParams) => package::list::current_package_list_with_resources;
     write package_owner_org_update(package::owner_org_update::PackageOwnerOrgUpdateParams) => package::owner_org_update::package_owner_org_update;
+    write package_revise(package::revise::PackageReviseParams) => package::revise::package_revise;
 }
 typed_actions! { dict
     write package_create(package::create::PackageCreateParams) => package::create::package_create;

@@ -20,6 +20,7 @@ pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod list;
 pub(crate) mod owner_org_update;
+pub(crate) mod revise;
 pub(crate) mod search;
 pub(crate) mod show;
 pub(crate) mod update;

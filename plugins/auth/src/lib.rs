@@ -63,6 +63,7 @@ auth! {
     help_show, anon = true, allow;
     package_create, anon = true, package_create_check;
     package_update, anon = true, package_update_check;
+    package_revise, anon = true, package_update_check;
     package_delete, anon = false, package_update_check;
     resource_create, anon = true, resource_write;
     resource_update, anon = true, resource_write;

@@ -471,6 +471,10 @@ pub async fn package_revise(ctx: &mut ActionContext, p: PackageReviseParams) -> 
     let Value::Object(revised) = revised else {
         return Err(internal("the revised dataset is not a dict"));
     };
+    // CKAN checks package_revise (package_update's rule) on the revised dataset.
+    let mut auth = Map::new();
+    auth.insert("id".into(), orig["id"].clone());
+    ctx.check_access("package_revise", &auth).await?;
     let saved = ctx.call("package_update", revised).await?;
     let mut rval = json!({ "package": saved });
     if let Some(globs) = &include {

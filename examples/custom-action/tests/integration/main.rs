@@ -203,7 +203,7 @@ async fn status_show_is_overridden_with_a_contact_field() {
     assert_eq!(result["portal_contact"], json!("data@example.org"));
     // The fields of the default answer are still there.
     assert_eq!(result["site_title"], json!("Catalog"));
-    assert_eq!(result["ckan_version"], json!("2.11.0"));
+    assert_eq!(result["ckan_version"], json!("2.12.0"));
     let extensions = result["extensions"].as_array().unwrap();
     assert!(
         extensions.contains(&json!("example_custom_action")),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CKAN acceptance: runs acceptance/ckanapi_foundation.py, ckanapi_search.py and ckanapi_activity.py (the real `ckanapi`
+# CKAN acceptance: runs acceptance/ckanapi_foundation.py, ckanapi_search.py, ckanapi_activity.py and ckanapi_api_surface.py (the real `ckanapi`
 # client), dcat_rdf.py (the DCAT RDF endpoints, parsed with rdflib and checked with the vendored
 # SHACL validator in conformance-tests/dcat-ap) and schemathesis (every action, from the OpenAPI
 # description at /api/3/openapi.json) against a fresh `catalog serve` in a temporary data
@@ -130,6 +130,13 @@ CKAN_URL="$CKAN_URL" \
     CKAN_MEMBER_TOKEN="$CKAN_MEMBER_TOKEN" \
     CKAN_OUTSIDER_TOKEN="$CKAN_OUTSIDER_TOKEN" \
     "$VENV/bin/python" "$ROOT/acceptance/ckanapi_activity.py" || status=$?
+echo "acceptance: the rest of the Action API"
+CKAN_URL="$CKAN_URL" \
+    CKAN_SYSADMIN_TOKEN="$CKAN_SYSADMIN_TOKEN" \
+    CKAN_EDITOR_TOKEN="$CKAN_EDITOR_TOKEN" \
+    CKAN_MEMBER_TOKEN="$CKAN_MEMBER_TOKEN" \
+    CKAN_OUTSIDER_TOKEN="$CKAN_OUTSIDER_TOKEN" \
+    "$VENV/bin/python" "$ROOT/acceptance/ckanapi_api_surface.py" || status=$?
 echo "acceptance: DCAT RDF endpoints"
 CKAN_URL="$CKAN_URL" \
     CKAN_SYSADMIN_TOKEN="$CKAN_SYSADMIN_TOKEN" \

@@ -24,6 +24,9 @@ action_params! {
 /// A path of keys and list positions, printed as CKAN prints it (`resources__0__name`).
 type Path = Vec<String>;
 
+/// A parsed glob pattern: `(keep, segments)`.
+type Glob = (bool, Vec<String>);
+
 fn joined(p: &[String]) -> String {
     p.join("__")
 }
@@ -264,7 +267,7 @@ fn merge_string_key(data: &mut Value, key: &str, value: &Value) -> Result<(), St
 /// CKAN's `filter_glob_match`: `[+|-]seg__seg…`; `+` protects, `-` or nothing removes, `*`
 /// matches every key or position of its level.
 pub(crate) fn filter_glob_match(data: &mut Value, patterns: &[String]) {
-    let parsed: Vec<(bool, Vec<String>)> = patterns
+    let parsed: Vec<Glob> = patterns
         .iter()
         .map(|p| {
             let keep = p.starts_with('+');
@@ -275,11 +278,11 @@ pub(crate) fn filter_glob_match(data: &mut Value, patterns: &[String]) {
     glob_level(data, &parsed);
 }
 
-fn glob_level(data: &mut Value, globs: &[(bool, Vec<String>)]) {
+fn glob_level(data: &mut Value, globs: &[Glob]) {
     match data {
         Value::Object(m) => {
             let mut protected = Map::new();
-            let mut children: Vec<(String, Vec<(bool, Vec<String>)>)> = Vec::new();
+            let mut children: Vec<(String, Vec<Glob>)> = Vec::new();
             for (keep, g) in globs {
                 let head = &g[0];
                 if head == "*" {
@@ -322,7 +325,7 @@ fn glob_level(data: &mut Value, globs: &[(bool, Vec<String>)]) {
             let n = items.len();
             let mut protected = std::collections::BTreeSet::new();
             let mut removed = std::collections::BTreeSet::new();
-            let mut children: Vec<(usize, Vec<(bool, Vec<String>)>)> = Vec::new();
+            let mut children: Vec<(usize, Vec<Glob>)> = Vec::new();
             for (keep, g) in globs {
                 let head = &g[0];
                 if head == "*" {

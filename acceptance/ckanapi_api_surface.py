@@ -3,7 +3,7 @@
 
 Written as one would against CKAN 2.12: vocabularies and vocabulary tags (search included),
 dataset relationships, resource views, task status, term translations, runtime configuration,
-the site user, expiring API tokens, background jobs, package_revise, and a `ckanapi dump` /
+the site user, expiring API tokens, background jobs, package_revise, CKAN 2.5's related items, and a `ckanapi dump` /
 `ckanapi load` round trip of datasets with vocabulary tags and groups. Same environment as
 ckanapi_foundation.py. Exit status 1 if any check failed.
 """
@@ -151,6 +151,14 @@ check("package_revise update", rev["package"]["title"] == "Revised", rev)
 raises("package_revise match fails", ValidationError, lambda: sysadmin.action.package_revise(match={"name": a["name"], "title": "nope"}, update={"notes": "x"}))
 rev = sysadmin.action.package_revise(**{"match__name": a["name"], "update__resources__0__description": "described"})
 check("package_revise flattened keys", rev["package"]["resources"][0]["description"] == "described", rev["package"]["resources"])
+
+# --- related items (CKAN 2.5) ---------------------------------------------------------------
+item = sysadmin.action.related_create(title="An app", type="application", url="http://example.org/app", dataset_id=a["name"])
+check("related_create", item["view_count"] == 0 and item["featured"] == 0, item)
+check("related_list of a dataset", [x["id"] for x in anon.action.related_list(id=a["name"])] == [item["id"]])
+check("related_show", anon.action.related_show(id=item["id"])["__extras"] == {"view_count": 0})
+raises("related_create anonymous", NotAuthorized, lambda: anon.action.related_create(title="x", type="idea"))
+sysadmin.action.related_delete(id=item["id"])
 
 # --- ckanapi dump / load round trip ---------------------------------------------------------
 ckanapi = os.path.join(os.path.dirname(sys.executable), "ckanapi")

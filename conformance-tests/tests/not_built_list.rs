@@ -161,7 +161,7 @@ fn not_built_list() -> Vec<String> {
         path.display(),
         malformed.join("\n")
     );
-    assert!(!listed.is_empty(), "{}: no action listed", path.display());
+    // Every reference action is built since issue 12: the list may be empty.
     listed
 }
 

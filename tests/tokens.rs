@@ -1,5 +1,6 @@
-//! API token expiry (`expires_in` × `unit`), the `apitoken_header_name` option and the site
-//! user, on SQLite and on PostgreSQL.
+//! API token expiry (`expires_in` × `unit`), the `apitoken_header_name` option, the site user,
+//! `include_plugin_extras` and user_list's `order_by` of `number_created_packages` / `about`, on
+//! SQLite and on PostgreSQL.
 
 use catalog_framework::prelude::{identify, ActionContext, AppState, Config, Principal};
 use catalog_framework::testkit::ScratchDb;
@@ -152,6 +153,61 @@ async fn check(kind: &str, database_url: &str, data_dir: &std::path::Path) {
     .await
     .unwrap();
     assert_eq!(shown["sysadmin"], true, "{kind}");
+    // include_plugin_extras: sysadmins only.
+    let shown = call(
+        &app,
+        sysadmin.clone(),
+        "user_show",
+        json!({"id": "alice", "include_plugin_extras": true}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        shown.as_object().unwrap().contains_key("plugin_extras"),
+        "{kind}"
+    );
+    // user_list's order_by number_created_packages and about.
+    call(
+        &app,
+        sysadmin.clone(),
+        "package_create",
+        json!({"name": format!("by-admin-{kind}")}),
+    )
+    .await
+    .unwrap();
+    let by_count = call(
+        &app,
+        sysadmin.clone(),
+        "user_list",
+        json!({"order_by": "number_created_packages", "all_fields": false}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        by_count.as_array().unwrap().last(),
+        Some(&json!("admin")),
+        "{kind}: {by_count}"
+    );
+    call(
+        &app,
+        sysadmin.clone(),
+        "user_patch",
+        json!({"id": "alice", "about": "a"}),
+    )
+    .await
+    .ok();
+    let by_about = call(
+        &app,
+        sysadmin.clone(),
+        "user_list",
+        json!({"order_by": "about", "all_fields": false}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        by_about.as_array().unwrap().contains(&json!("alice")),
+        "{kind}: {by_about}"
+    );
     let listed = call(&app, sysadmin, "user_list", json!({})).await.unwrap();
     assert!(
         !listed

@@ -59,6 +59,17 @@ pub async fn user_list(ctx: &mut ActionContext, p: UserListParams) -> CkanResult
             (a.fullname.clone(), a.name.clone()).cmp(&(b.fullname.clone(), b.name.clone()))
         }),
         "sysadmin" => users.sort_by_key(|u| (u.sysadmin, u.name.clone())),
+        // As PostgreSQL orders CKAN's column: nulls last.
+        "about" => users.sort_by_key(|u| (u.about.is_none(), u.about.clone(), u.name.clone())),
+        "number_created_packages" => {
+            let mut counted = Vec::with_capacity(users.len());
+            for u in users.drain(..) {
+                let n = created_count(ctx, &u, false).await?;
+                counted.push((n, u));
+            }
+            counted.sort_by(|a, b| (a.0, &a.1.name).cmp(&(b.0, &b.1.name)));
+            users.extend(counted.into_iter().map(|(_, u)| u));
+        }
         _ => users.sort_by_key(|u| u.display_name().to_lowercase()),
     }
     if !all_fields {

@@ -23,6 +23,7 @@ pub async fn user_show(ctx: &mut ActionContext, p: UserShowParams) -> CkanResult
         .ok_or_else(|| not_found("User not found"))?;
     let include_datasets = bool_param(&p, "include_datasets", false)?;
     let include_hash = bool_param(&p, "include_password_hash", false)?;
+    let include_extras = bool_param(&p, "include_plugin_extras", false)?;
     let num_followers = bool_param(&p, "include_num_followers", false)?;
     let mut auth = p.clone();
     auth.insert("id".into(), json!(u.id));
@@ -30,6 +31,14 @@ pub async fn user_show(ctx: &mut ActionContext, p: UserShowParams) -> CkanResult
     let mut d = show_user(ctx, &u).await?;
     if include_hash && ctx.is_sysadmin() {
         d.insert("password_hash".into(), json!(u.password_hash));
+    }
+    // CKAN's plugin_extras (what plugins keep about a user), for sysadmins only.
+    if include_extras && ctx.is_sysadmin() {
+        let extras: Value = match u.plugin_extras.as_deref() {
+            Some(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+            None => Value::Null,
+        };
+        d.insert("plugin_extras".into(), extras);
     }
     if include_datasets {
         let scope = created_scope(is_self_or_sysadmin(ctx, &u));

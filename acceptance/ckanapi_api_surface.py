@@ -25,30 +25,15 @@ sysadmin = RemoteCKAN(URL, apikey=TOKEN)
 outsider = RemoteCKAN(URL, apikey=os.environ["CKAN_OUTSIDER_TOKEN"])
 anon = RemoteCKAN(URL)
 
-passed = 0
-failures = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Report  # noqa: E402 - the shared checks, found beside this script
 
-
-def check(name, cond, detail=None):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(f"{name}: {detail!r}")
-        print(f"  FAIL {name}: {detail!r}")
+report = Report()
+check = report.check
 
 
 def raises(name, exc, fn):
-    try:
-        fn()
-    except exc as e:
-        check(name, True)
-        return e
-    except Exception as e:  # noqa: BLE001 - report the wrong exception type
-        check(name, False, f"{type(e).__name__}: {e}")
-        return None
-    check(name, False, "no error")
-    return None
+    return report.raises(name, exc, fn)
 
 
 ORG = f"accs-org-{SUFFIX}"
@@ -200,5 +185,5 @@ with tempfile.TemporaryDirectory() as tmp:
         diff = sorted(k for k in set(x) | set(y) if x.get(k) != y.get(k))
         check(f"dump/load round trip {n}", not diff, {k: (x.get(k), y.get(k)) for k in diff})
 
-print(f"api surface: {passed} checks passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+print(f"api surface: {report.passed} checks passed, {len(report.failures)} failed")
+sys.exit(1 if report.failures else 0)

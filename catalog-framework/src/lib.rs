@@ -78,6 +78,7 @@ pub mod prelude {
         extension_point, register_action, register_at, register_auth, register_chained_action,
         register_chained_auth, register_dataset_schema, register_event_subscriber,
         register_job_handler, register_plugin, register_routes, register_search_backend,
+        register_typed_actions,
     };
     pub use async_trait::async_trait;
     pub use serde_json::{json, Map, Value};

@@ -347,6 +347,41 @@ pub trait TypedAction: Send + Sync + 'static {
     ) -> CkanResult<Value>;
 }
 
+/// Declares typed actions and registers them, each with its auth function if one is given:
+///
+/// ```ignore
+/// register_typed_actions! {
+///     true "thing_show" ThingShow(ThingShowParams) => thing_show, auth = ThingRead;
+///     false "thing_purge" ThingPurge(ThingPurgeParams) => thing_purge;
+/// }
+/// ```
+///
+/// `true` declares a read (side-effect free, GET allowed), `false` a write; `thing_show` is an
+/// `async fn(&mut ActionContext, ThingShowParams) -> CkanResult<Value>`. An action registered
+/// without an auth function is sysadmin-only.
+#[macro_export]
+macro_rules! register_typed_actions {
+    ($( $read:literal $name:literal $action:ident($params:ty) => $f:path $(, auth = $auth:expr)?; )*) => {
+        $(
+            struct $action;
+            #[$crate::prelude::async_trait]
+            impl $crate::prelude::TypedAction for $action {
+                type Params = $params;
+                const READ: bool = $read;
+                async fn run(
+                    &self,
+                    ctx: &mut $crate::prelude::ActionContext,
+                    params: $params,
+                ) -> $crate::prelude::CkanResult<$crate::prelude::Value> {
+                    $f(ctx, params).await
+                }
+            }
+            $crate::register_action!($name, $crate::prelude::Typed($action));
+            $( $crate::register_auth!($name, $auth); )?
+        )*
+    };
+}
+
 /// Adapts a [`TypedAction`] to the registry's [`Action`](crate::registry::Action).
 pub struct Typed<A>(pub A);
 

@@ -620,7 +620,7 @@ impl AuthFunction for ActivityShowAuth {
     }
 }
 
-typed_actions! {
+register_typed_actions! {
     true "package_activity_list" PackageActivityList(PackageActivityListParams) => package_activity_list;
     true "activity_show" ActivityShow(ActivityShowParams) => activity_show;
     true "activity_data_show" ActivityDataShow(ActivityDataShowParams) => activity_data_show;

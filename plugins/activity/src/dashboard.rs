@@ -177,7 +177,7 @@ impl AuthFunction for DashboardAuth {
     }
 }
 
-typed_actions! {
+register_typed_actions! {
     true "dashboard_activity_list" DashboardActivityList(DashboardActivityListParams) => dashboard_activity_list, auth = DashboardAuth;
     true "dashboard_new_activities_count" DashboardNewActivitiesCount(DashboardNewActivitiesCountParams) => dashboard_new_activities_count, auth = DashboardAuth;
     false "dashboard_mark_activities_old" DashboardMarkActivitiesOld(DashboardMarkActivitiesOldParams) => dashboard_mark_activities_old, auth = DashboardAuth;

@@ -851,7 +851,7 @@ pub async fn organization_revision_list(
     group_revisions(ctx, &p.id, p.__extras, "organization_revision_list").await
 }
 
-typed_actions! {
+register_typed_actions! {
     true "activity_detail_list" ActivityDetailList(ActivityDetailListParams) => activity_detail_list;
     true "revision_list" RevisionList(RevisionListParams) => revision_list;
     true "revision_show" RevisionShow(RevisionShowParams) => revision_show;

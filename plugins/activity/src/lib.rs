@@ -14,26 +14,6 @@
 //! regular intervals ([`patch`]); reads rebuild it exactly.
 #![forbid(unsafe_code)]
 
-/// Declares each action's struct and registers it: `true` for a read (side-effect free, GET
-/// allowed), `false` for a write; `, auth = <auth function>` registers its auth function too.
-macro_rules! typed_actions {
-    ($( $read:literal $name:literal $action:ident($params:ty) => $f:path $(, auth = $auth:expr)?; )*) => {
-        $(
-            struct $action;
-            #[async_trait]
-            impl TypedAction for $action {
-                type Params = $params;
-                const READ: bool = $read;
-                async fn run(&self, ctx: &mut ActionContext, params: $params) -> CkanResult<Value> {
-                    $f(ctx, params).await
-                }
-            }
-            register_action!($name, Typed($action));
-            $( register_auth!($name, $auth); )?
-        )*
-    };
-}
-
 mod actions;
 mod dashboard;
 pub mod difflib;

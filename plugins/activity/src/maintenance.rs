@@ -199,7 +199,7 @@ pub async fn activity_delete_counts(
     }))
 }
 
-typed_actions! {
+register_typed_actions! {
     false "activity_delete" ActivityDelete(ActivityDeleteParams) => activity_delete, auth = SysadminOnly;
     false "activity_delete_all" ActivityDeleteAll(ActivityDeleteAllParams) => activity_delete_all, auth = SysadminOnly;
     false "activity_delete_counts" ActivityDeleteCounts(ActivityDeleteCountsParams) => activity_delete_counts, auth = SysadminOnly;

@@ -440,26 +440,7 @@ async fn related_list(ctx: &mut ActionContext, p: RelatedListParams) -> CkanResu
     ))
 }
 
-/// Declares each action and registers it with its auth function.
-macro_rules! actions {
-    ($( $read:literal $name:literal $action:ident($params:ty) => $f:path, auth = $auth:expr; )*) => {
-        $(
-            struct $action;
-            #[async_trait]
-            impl TypedAction for $action {
-                type Params = $params;
-                const READ: bool = $read;
-                async fn run(&self, ctx: &mut ActionContext, params: $params) -> CkanResult<Value> {
-                    $f(ctx, params).await
-                }
-            }
-            register_action!($name, Typed($action));
-            register_auth!($name, $auth);
-        )*
-    };
-}
-
-actions! {
+register_typed_actions! {
     false "related_create" RelatedCreate(RelatedCreateParams) => related_create, auth = AuthCreate;
     false "related_update" RelatedUpdate(RelatedUpdateParams) => related_update, auth = AuthUpdate;
     false "related_delete" RelatedDelete(RelatedDeleteParams) => related_delete, auth = AuthDelete;

@@ -573,7 +573,7 @@ pub(crate) fn resources_of(doc: &Map<String, Value>) -> Vec<Map<String, Value>> 
         .collect()
 }
 
-typed_actions! {
+register_typed_actions! {
     false "resource_view_create" ResourceViewCreate(ResourceViewCreateParams) => resource_view_create, auth = CreateAuth;
     false "resource_view_update" ResourceViewUpdate(ResourceViewUpdateParams) => resource_view_update, auth = EditAuth;
     true "resource_view_show" ResourceViewShow(ResourceViewShowParams) => resource_view_show, auth = ReadAuth;

@@ -8,26 +8,6 @@
 //! [`register_resource_view!`].
 #![forbid(unsafe_code)]
 
-/// Declares each action's struct and registers it with its auth function: `true` for a read
-/// (side-effect free, GET allowed), `false` for a write.
-macro_rules! typed_actions {
-    ($( $read:literal $name:literal $action:ident($params:ty) => $f:path, auth = $auth:expr; )*) => {
-        $(
-            struct $action;
-            #[async_trait]
-            impl TypedAction for $action {
-                type Params = $params;
-                const READ: bool = $read;
-                async fn run(&self, ctx: &mut ActionContext, params: $params) -> CkanResult<Value> {
-                    $f(ctx, params).await
-                }
-            }
-            register_action!($name, Typed($action));
-            register_auth!($name, $auth);
-        )*
-    };
-}
-
 mod actions;
 mod auth;
 mod defaults;

@@ -190,8 +190,9 @@ async fn documents(
 ) -> anyhow::Result<(Vec<IndexDocument>, Vec<String>)> {
     let mut upserts = Vec::new();
     let mut deletes = Vec::new();
+    let mut vocabularies = None;
     for id in ids {
-        match document(app, id).await? {
+        match document_with(app, id, &mut vocabularies).await? {
             Some(doc) => upserts.push(doc),
             None => deletes.push(id.clone()),
         }
@@ -206,8 +207,9 @@ async fn documents_lenient(
 ) -> (Vec<IndexDocument>, Vec<(String, String)>) {
     let mut docs = Vec::new();
     let mut failed = Vec::new();
+    let mut vocabularies = None;
     for id in ids {
-        match document(app, id).await {
+        match document_with(app, id, &mut vocabularies).await {
             Ok(Some(doc)) => docs.push(doc),
             Ok(None) => {}
             Err(e) => failed.push((id.clone(), e.to_string())),
@@ -241,6 +243,16 @@ pub fn spawn_background_sync(app: AppState) -> tokio::task::JoinHandle<()> {
 
 /// The index document of one dataset, `None` if it must not be in the index.
 pub async fn document(app: &AppState, id: &str) -> anyhow::Result<Option<IndexDocument>> {
+    document_with(app, id, &mut None).await
+}
+
+/// [`document`], with the vocabulary names (id → name) read once for a batch of documents:
+/// `vocabularies` is filled at the first dataset that has a vocabulary tag.
+async fn document_with(
+    app: &AppState,
+    id: &str,
+    vocabularies: &mut Option<std::collections::HashMap<String, String>>,
+) -> anyhow::Result<Option<IndexDocument>> {
     let mut ctx = ActionContext::new(app.clone(), None);
     ctx.ignore_auth = true;
     // Read through the call's bundle cache: package_show below reuses this one statement.
@@ -265,21 +277,24 @@ pub async fn document(app: &AppState, id: &str) -> anyhow::Result<Option<IndexDo
         tags.iter()
             .any(|t| t["vocabulary_id"].as_str().is_some_and(|v| !v.is_empty()))
     });
-    let mut vocabularies = std::collections::HashMap::new();
-    if has_vocabulary_tags {
+    if has_vocabulary_tags && vocabularies.is_none() {
         let conn = ctx
             .db()
             .await
             .map_err(|e| anyhow::anyhow!("reading vocabularies: {e:?}"))?;
-        for v in crate::store::vocabularies(conn).await? {
-            vocabularies.insert(v.id, v.name);
-        }
+        let names = crate::store::vocabularies(conn)
+            .await?
+            .into_iter()
+            .map(|v| (v.id, v.name))
+            .collect();
+        *vocabularies = Some(names);
     }
+    let empty = std::collections::HashMap::new();
     Ok(Some(IndexDocument::from_package_with_vocabularies(
         &dict,
         &labels,
         &app.config.catalog.site_id,
         &app.config.catalog.extra_resource_fields,
-        &vocabularies,
+        vocabularies.as_ref().unwrap_or(&empty),
     )))
 }

@@ -3,7 +3,7 @@
 //! `package_update` and the other dataset writes share: validation, owner organization,
 //! resources, tags, the stored row and its memberships.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
@@ -254,6 +254,8 @@ async fn prepare_tags(
     let mut vocabulary_names: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut seen = HashSet::new();
     let mut vocab_errs: Vec<Value> = Vec::new();
+    // Each vocabulary named once, however many tags name it.
+    let mut known_vocabularies: HashMap<String, bool> = HashMap::new();
     for t in tags {
         let name = t["name"].as_str().unwrap_or_default().to_string();
         let vocab_ref = t["vocabulary_id"].as_str().unwrap_or("").to_string();
@@ -265,9 +267,20 @@ async fn prepare_tags(
             continue;
         }
         // Only a vocabulary's id names it here, as in CKAN's `vocabulary_id_exists`.
-        match store::vocabulary_by_ref(ctx.db().await?, &vocab_ref).await? {
-            Some(v) if v.id == vocab_ref => vocabulary_names.entry(v.id).or_default().push(name),
-            _ => vocab_errs.push(json!({"vocabulary_id": ["Tag vocabulary was not found."]})),
+        let known = match known_vocabularies.get(&vocab_ref) {
+            Some(k) => *k,
+            None => {
+                let k = store::vocabulary_by_ref(ctx.db().await?, &vocab_ref)
+                    .await?
+                    .is_some_and(|v| v.id == vocab_ref);
+                known_vocabularies.insert(vocab_ref.clone(), k);
+                k
+            }
+        };
+        if known {
+            vocabulary_names.entry(vocab_ref).or_default().push(name);
+        } else {
+            vocab_errs.push(json!({"vocabulary_id": ["Tag vocabulary was not found."]}));
         }
     }
     if !vocab_errs.is_empty() {

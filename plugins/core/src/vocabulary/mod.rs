@@ -121,6 +121,7 @@ pub(crate) async fn tag_names(
     let mut names = Vec::new();
     let mut seen = HashSet::new();
     let mut flat: Vec<Value> = Vec::new();
+    let mut known_vocabularies: std::collections::HashMap<String, bool> = Default::default();
     for item in items {
         let Some(o) = item.as_object() else {
             return Err(integrity(
@@ -147,9 +148,16 @@ pub(crate) async fn tag_names(
             .and_then(Value::as_str)
             .filter(|v| !v.is_empty())
         {
-            let known = q::vocabulary_by_ref(ctx.db().await?, v)
-                .await?
-                .is_some_and(|row| row.id == v);
+            let known = match known_vocabularies.get(v) {
+                Some(k) => *k,
+                None => {
+                    let k = q::vocabulary_by_ref(ctx.db().await?, v)
+                        .await?
+                        .is_some_and(|row| row.id == v);
+                    known_vocabularies.insert(v.to_string(), k);
+                    k
+                }
+            };
             if !known {
                 flat.push(json!({"vocabulary_id": ["Tag vocabulary was not found."]}));
                 continue;

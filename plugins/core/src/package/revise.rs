@@ -78,9 +78,29 @@ fn globs_param(p: &Params, key: &str, errs: &mut ValidationBuilder) -> Option<Ve
     Some(out)
 }
 
-/// CKAN's `resolve_string_key`: the value at a `__`-joined path, and the path with list
-/// positions resolved (an id prefix of five or more characters selects a list's dict).
-fn resolve<'a>(data: &'a mut Value, key: &str) -> Result<(&'a mut Value, Path), String> {
+/// The position a path segment names in a list: an index (negative from the end), or for five
+/// or more characters the first dict whose `id` starts with it. `Err` (unmatched) when it names
+/// none, or when a dict without an id stands in the way of an id prefix.
+fn list_index(items: &[Value], k: &str) -> Result<Option<usize>, ()> {
+    if k.len() >= 5 {
+        for (i, rec) in items.iter().enumerate() {
+            let id = rec.get("id").and_then(Value::as_str).ok_or(())?;
+            if id.starts_with(k) {
+                return Ok(Some(i));
+            }
+        }
+        return Ok(None);
+    }
+    let n = items.len() as i64;
+    Ok(match k.parse::<i64>() {
+        Ok(i) if i >= -n && i < n => Some(if i < 0 { (n + i) as usize } else { i as usize }),
+        _ => None,
+    })
+}
+
+/// CKAN's `resolve_string_key`: the path a `__`-joined key names in `data`, with list positions
+/// resolved (`resources__1f9ab__name` → `resources`, `0`, `name`).
+fn resolve_path(data: &Value, key: &str) -> Result<Path, String> {
     let mut path: Path = Vec::new();
     let mut current = data;
     for k in key.split("__") {
@@ -89,47 +109,49 @@ fn resolve<'a>(data: &'a mut Value, key: &str) -> Result<(&'a mut Value, Path), 
             p.push(k.to_string());
             format!("Unmatched key {}", joined(&p))
         };
-        match current {
+        current = match current {
             Value::Object(m) => {
-                if !m.contains_key(k) {
-                    return Err(unmatched(&path));
-                }
+                let child = m.get(k).ok_or_else(|| unmatched(&path))?;
                 path.push(k.to_string());
-                current = m.get_mut(k).ok_or_else(|| unmatched(&path))?;
+                child
             }
             Value::Array(items) => {
-                let index = if k.len() >= 5 {
-                    let mut found = None;
-                    for (i, rec) in items.iter().enumerate() {
-                        let Some(id) = rec.get("id").and_then(Value::as_str) else {
-                            return Err(unmatched(&path));
-                        };
-                        if id.starts_with(k) {
-                            found = Some(i);
-                            break;
-                        }
-                    }
-                    found.ok_or_else(|| unmatched(&path))?
-                } else {
-                    let n = items.len() as i64;
-                    match k.parse::<i64>() {
-                        Ok(i) if i >= -n && i < n => {
-                            if i < 0 {
-                                (n + i) as usize
-                            } else {
-                                i as usize
-                            }
-                        }
-                        _ => return Err(unmatched(&path)),
-                    }
-                };
+                let index = list_index(items, k)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| unmatched(&path))?;
                 path.push(index.to_string());
-                current = &mut items[index];
+                &items[index]
             }
             _ => return Err(unmatched(&path)),
-        }
+        };
     }
-    Ok((current, path))
+    Ok(path)
+}
+
+/// The value at a path [`resolve_path`] gave for this same value.
+fn at<'a>(data: &'a Value, path: &Path) -> Option<&'a Value> {
+    path.iter().try_fold(data, |current, seg| match current {
+        Value::Object(m) => m.get(seg),
+        Value::Array(items) => seg.parse::<usize>().ok().and_then(|i| items.get(i)),
+        _ => None,
+    })
+}
+
+/// [`at`], to change the value.
+fn at_mut<'a>(data: &'a mut Value, path: &Path) -> Option<&'a mut Value> {
+    path.iter().try_fold(data, |current, seg| match current {
+        Value::Object(m) => m.get_mut(seg),
+        Value::Array(items) => seg.parse::<usize>().ok().and_then(|i| items.get_mut(i)),
+        _ => None,
+    })
+}
+
+/// [`resolve_path`] and [`at_mut`] together: the value a key names, and its path.
+fn resolve<'a>(data: &'a mut Value, key: &str) -> Result<(&'a mut Value, Path), String> {
+    let path = resolve_path(data, key)?;
+    let value = at_mut(data, &path).ok_or_else(|| format!("Unmatched key {key}"))?;
+    Ok((value, path))
 }
 
 /// CKAN's `check_dict` / `check_list`: the paths of `select` whose values differ in `data`.
@@ -338,11 +360,7 @@ fn glob_level(data: &mut Value, globs: &[Glob]) {
                     }
                     continue;
                 }
-                let mut probe = Value::Array(items.clone());
-                let Ok((_, path)) = resolve(&mut probe, head) else {
-                    continue;
-                };
-                let Some(index) = path.first().and_then(|i| i.parse::<usize>().ok()) else {
+                let Ok(Some(index)) = list_index(items, head) else {
                     continue;
                 };
                 if g.len() > 1 {
@@ -429,8 +447,11 @@ pub async fn package_revise(ctx: &mut ActionContext, p: PackageReviseParams) -> 
         );
     }
     for (k, v) in &match_flat {
-        let mut probe = orig.clone();
-        match resolve(&mut probe, k) {
+        let found = resolve_path(&orig, k).and_then(|path| {
+            let value = at(&orig, &path).ok_or_else(|| format!("Unmatched key {k}"))?;
+            Ok((value, path))
+        });
+        match found {
             Ok((current, path)) => check_value(current, v, &path, &mut unmatched),
             // CKAN answers 500 here (an uncaught DataError); the path did not match.
             Err(_) => unmatched.push(k.clone()),

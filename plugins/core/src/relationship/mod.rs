@@ -55,16 +55,13 @@ fn py_repr(v: Option<&Value>) -> String {
     }
 }
 
+/// A parameter as text (`""` when absent or null).
 fn text(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => String::new(),
-    }
+    crate::lookup::text_of(v).unwrap_or_default()
 }
 
 /// What create, update and delete share: the three keys present (else one `Missing value`
-/// each), then the subject and object datasets (404s).
+/// each), then the subject and object datasets (404s), both locked for the write.
 struct Triple {
     subject: PackageRow,
     object: PackageRow,
@@ -79,8 +76,7 @@ async fn triple(ctx: &mut ActionContext, p: &Params) -> CkanResult<Triple> {
         }
     }
     errs.finish()?;
-    let subject = ctx
-        .package_row(&text(p.get("subject")))
+    let subject = q::package_by_ref(ctx.db().await?, &text(p.get("subject")))
         .await?
         .ok_or_else(|| {
             not_found(format!(
@@ -88,8 +84,7 @@ async fn triple(ctx: &mut ActionContext, p: &Params) -> CkanResult<Triple> {
                 py_repr(p.get("subject"))
             ))
         })?;
-    let object = ctx
-        .package_row(&text(p.get("object")))
+    let object = q::package_by_ref(ctx.db().await?, &text(p.get("object")))
         .await?
         .ok_or_else(|| {
             not_found(format!(
@@ -97,6 +92,14 @@ async fn triple(ctx: &mut ActionContext, p: &Params) -> CkanResult<Triple> {
                 py_repr(p.get("object"))
             ))
         })?;
+    // Both documents are rewritten: lock both rows for update at once, in id order, so that
+    // writers on the same pair wait for each other instead of deadlocking (a share lock taken
+    // first and upgraded later deadlocks on PostgreSQL).
+    let mut ids = [subject.id.clone(), object.id.clone()];
+    ids.sort();
+    for id in ids.iter().take(if ids[0] == ids[1] { 1 } else { 2 }) {
+        ctx.package_for_update(id).await?;
+    }
     Ok(Triple {
         subject,
         object,

@@ -21,6 +21,10 @@ CREATE TABLE package_relationship (
 );
 CREATE INDEX package_relationship_subject ON package_relationship(subject_package_id);
 CREATE INDEX package_relationship_object ON package_relationship(object_package_id);
+-- One active relationship per stored triple: of two writers creating the same one at once, the
+-- second fails here and runs again, finding the first's.
+CREATE UNIQUE INDEX package_relationship_active
+    ON package_relationship(subject_package_id, object_package_id, type) WHERE state = 'active';
 CREATE TABLE task_status (
     id TEXT PRIMARY KEY,
     entity_id TEXT NOT NULL,

@@ -360,10 +360,8 @@ async fn related_show(ctx: &mut ActionContext, p: RelatedShowParams) -> CkanResu
     let mut m = Map::new();
     m.insert("id".into(), json!(item.id));
     m.insert("title".into(), json!(item.title));
-    for (k, v) in [("description", &item.description)] {
-        if let Some(v) = v {
-            m.insert(k.into(), json!(v));
-        }
+    if let Some(d) = &item.description {
+        m.insert("description".into(), json!(d));
     }
     m.insert("type".into(), json!(item.rel_type));
     for (k, v) in [("image_url", &item.image_url), ("url", &item.url)] {

@@ -108,12 +108,12 @@ async fn tag_search_rows(
         .map(|t| format!("%{}%", escape_like(t)))
         .collect();
     let matches = |name: &String| patterns.iter().all(|pat| ilike(name, pat));
-    let page = |rows: Vec<(String, String)>| -> Vec<(String, String)> {
+    fn page<T>(rows: Vec<T>, paging: &[Option<usize>]) -> Vec<T> {
         rows.into_iter()
             .skip(paging[0].unwrap_or(0))
             .take(paging[1].unwrap_or(usize::MAX))
             .collect()
-    };
+    }
     if let Some(Some(vocabulary_id)) = vocabulary {
         let rows: Vec<(String, String)> = q::vocabulary_tags(ctx.db().await?, &vocabulary_id)
             .await?
@@ -121,7 +121,7 @@ async fn tag_search_rows(
             .filter(|(_, name)| matches(name))
             .collect();
         let count = rows.len();
-        return Ok((page(rows), count, Some(vocabulary_id)));
+        return Ok((page(rows, &paging), count, Some(vocabulary_id)));
     }
     let mut matched: Vec<String> = visible_values(ctx, "tags")
         .await?
@@ -131,10 +131,7 @@ async fn tag_search_rows(
         .collect();
     matched.sort_unstable();
     let count = matched.len();
-    let names: Vec<String> = page(matched.into_iter().map(|n| (String::new(), n)).collect())
-        .into_iter()
-        .map(|(_, n)| n)
-        .collect();
+    let names = page(matched, &paging);
     Ok((free_tags(ctx, &names).await?, count, None))
 }
 

@@ -210,6 +210,20 @@ fn content_type(headers: &HeaderMap) -> String {
         .to_ascii_lowercase()
 }
 
+/// A plugin route's request body, bounded as the Action API's are (`catalog.max_request_bytes`,
+/// `catalog.server.body_read_timeout_secs`). On failure: the status and CKAN's bare message
+/// (413 too large, 408 stalled, 400 broken).
+pub async fn read_request_body(
+    app: &AppState,
+    body: Body,
+) -> Result<bytes::Bytes, (StatusCode, String)> {
+    let limit = app.config.catalog.max_request_bytes;
+    let pause = Duration::from_secs(app.config.catalog.server.body_read_timeout_secs.max(1));
+    read_body(body, limit, pause)
+        .await
+        .map_err(|BadRequest(status, msg)| (status, msg))
+}
+
 /// Reads a whole request body, at most `limit` bytes, waiting at most `pause` for each chunk.
 async fn read_body(body: Body, limit: usize, pause: Duration) -> Result<bytes::Bytes, BadRequest> {
     let mut stream = body.into_data_stream();

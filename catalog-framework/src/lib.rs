@@ -56,7 +56,9 @@ pub mod prelude {
         validation, validation_message, CkanError, CkanResult, ErrorKind, ValidationBuilder,
     };
     pub use crate::events::{Change, DomainEvent, Entity, EventSubscriber};
-    pub use crate::http::{bare_error, envelope, identify, json_response};
+    pub use crate::http::{
+        bare_error, envelope, identify, json_response, query_to_params, read_request_body,
+    };
     pub use crate::jobs::{enqueue_job, JobHandler, JobOptions};
     pub use crate::params::{
         bool_param, natural, opt_str, positive, req_str, str_list, too_many_items, truthy,

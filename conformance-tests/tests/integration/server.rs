@@ -8,6 +8,7 @@ use catalog_plugin_auth as _;
 use catalog_plugin_core as _;
 use catalog_plugin_dcat as _;
 use catalog_plugin_related as _;
+use catalog_plugin_legacy_api as _;
 use catalog_plugin_schema as _;
 use catalog_plugin_search_postgres as _;
 use catalog_plugin_search_tantivy as _;

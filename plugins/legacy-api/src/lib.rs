@@ -1,0 +1,48 @@
+//! CKAN's legacy API, versions 1 and 2 (seed `legacy-api-v1-v2`, spec §10): the Model API under
+//! `/api[/1|/2]/rest`, the Search API under `/api[/1|/2|/3]/search` and `/api[/1|/2]/tag_counts`,
+//! and the Util API under `/api[/1|/2]/util`. Answers are bare JSON, as CKAN 2.7/2.8 gave them
+//! (no envelope; errors as JSON strings, validation errors as the raw dict with 409). Every read
+//! and write goes through the Action API's actions and authorization, so activity, search and
+//! DCAT see what the legacy API changes.
+#![forbid(unsafe_code)]
+
+use axum::Router;
+use catalog_framework::prelude::*;
+
+mod common;
+mod markdown;
+mod rest;
+mod search;
+mod util;
+
+pub use markdown::render as render_markdown;
+
+/// The plugin: its table (ratings) and its routes.
+pub struct LegacyApiPlugin;
+
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: "0001_rating",
+    sqlite: include_str!("../migrations/0001_rating.sql"),
+    postgres: include_str!("../migrations/0001_rating.sql"),
+}];
+
+impl Plugin for LegacyApiPlugin {
+    fn name(&self) -> &'static str {
+        "legacy-api"
+    }
+
+    fn migrations(&self) -> &'static [Migration] {
+        MIGRATIONS
+    }
+}
+
+register_plugin!(LegacyApiPlugin);
+
+fn routes() -> Router<AppState> {
+    Router::new()
+        .merge(rest::routes())
+        .merge(search::routes())
+        .merge(util::routes())
+}
+
+register_routes!("legacy-api", routes);

@@ -49,6 +49,18 @@ pub enum Method {
     Delete,
 }
 
+impl Method {
+    /// The method's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Post => "POST",
+            Method::Get => "GET",
+            Method::Put => "PUT",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
 /// One HTTP call to the Action API and what its response must look like.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -62,13 +74,15 @@ pub struct Step {
     /// an earlier step created and saved.
     #[serde(default)]
     pub token: Option<String>,
-    #[serde(default)]
-    pub method: Method,
+    /// The HTTP method: for an action POST when absent, for a `path` GET when absent.
+    #[serde(default, rename = "method")]
+    pub method_given: Option<Method>,
     /// The Action API function to call; give this or `path`.
     #[serde(default)]
     pub action: String,
-    /// A site path to GET instead of an action (`/dataset/{{ds.name}}.ttl`); placeholders
-    /// allowed. The query string goes in `query`.
+    /// A site path to request instead of an action (`/dataset/{{ds.name}}.ttl`,
+    /// `/api/2/rest/dataset`); placeholders allowed. The query string goes in `query`; with a
+    /// method other than GET the body is `params` or `raw_body`.
     #[serde(default)]
     pub path: Option<String>,
     /// Extra request headers (`{"Accept": "text/turtle"}`); placeholders allowed.
@@ -115,6 +129,17 @@ pub struct Step {
     /// Free text: why the step expects what it does (spec section, quirk).
     #[serde(default)]
     pub note: Option<String>,
+}
+
+impl Step {
+    /// The method sent: the one given, else POST for an action and GET for a `path`.
+    pub fn method(&self) -> Method {
+        self.method_given.unwrap_or(if self.path.is_some() {
+            Method::Get
+        } else {
+            Method::Post
+        })
+    }
 }
 
 fn default_as() -> String {
@@ -302,7 +327,7 @@ mod tests {
         sc.validate().unwrap();
         let st = &sc.steps[0];
         assert_eq!(st.as_, "sysadmin");
-        assert_eq!(st.method, Method::Post);
+        assert_eq!(st.method(), Method::Post);
         assert!(st.snapshot);
     }
 

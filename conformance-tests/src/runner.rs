@@ -159,7 +159,7 @@ impl Runner {
             scenario: sc.name.clone(),
             step: st.name.clone(),
             action: match &st.path {
-                Some(path) => format!("GET {path}"),
+                Some(path) => format!("{} {path}", st.method().as_str()),
                 None => st.action.clone(),
             },
             outcome,
@@ -287,18 +287,20 @@ impl Runner {
                 for (k, v) in &st.headers {
                     headers.push((k.clone(), substitute_str(v, vars)?));
                 }
-                self.get_path(
+                self.request_path(
+                    st.method(),
                     &path,
                     query.as_deref(),
                     token.as_deref(),
                     &headers,
+                    (st.method() != Method::Get).then_some(body),
                     st.rdf.as_deref(),
                 )
                 .await?
             }
             None => {
                 self.call(
-                    st.method,
+                    st.method(),
                     &st.action,
                     token.as_deref(),
                     body,
@@ -420,20 +422,38 @@ impl Runner {
             .literal(&self.base_url, "[base_url]")
     }
 
-    /// A GET of a site path (not an action), optionally parsing the body as RDF.
-    async fn get_path(
+    /// A request to a site path (not an action), optionally parsing the body as RDF.
+    #[allow(clippy::too_many_arguments)]
+    async fn request_path(
         &self,
+        method: Method,
         path: &str,
         query: Option<&str>,
         token: Option<&str>,
         headers: &[(String, String)],
+        body: Option<Body<'_>>,
         rdf: Option<&str>,
     ) -> Result<Response, String> {
         let mut url = format!("{}{path}", self.base_url);
         if let Some(q) = query.filter(|q| !q.is_empty()) {
             url = format!("{url}?{q}");
         }
-        let mut req = self.client.get(&url);
+        let m = reqwest::Method::from_bytes(method.as_str().as_bytes())
+            .map_err(|e| format!("{path}: {e}"))?;
+        let mut req = self.client.request(m, &url);
+        match body {
+            Some(Body::Raw(raw, ctype)) => {
+                req = req
+                    .header(reqwest::header::CONTENT_TYPE, ctype)
+                    .body(raw.to_string());
+            }
+            Some(Body::Json(p)) => {
+                req = req
+                    .header(reqwest::header::CONTENT_TYPE, "application/json")
+                    .body(p.to_string());
+            }
+            None => {}
+        }
         for (k, v) in headers {
             req = req.header(k.as_str(), v.as_str());
         }
@@ -443,7 +463,7 @@ impl Runner {
         let resp = req
             .send()
             .await
-            .map_err(|e| format!("GET {path}: request failed: {e}"))?;
+            .map_err(|e| format!("{} {path}: request failed: {e}", method.as_str()))?;
         read_response(resp, path, rdf, &self.redactor()).await
     }
 }

@@ -1,0 +1,143 @@
+//! Dataset relationships under the dataset register: `/rest/dataset/<ref>/relationships`,
+//! `/<ref>/<type>`, `/<ref>/relationships/<ref2>` and the entity `/<ref>/<type>/<ref2>`.
+//! Lists and dicts are `{subject, type, object, comment}` read from `<ref>`'s side, the
+//! datasets referred to by name (v1) or id (v2).
+
+use catalog_framework::prelude::*;
+
+use super::dataset::params;
+use super::refs::{self, Table};
+use super::{empty_ok, fail, Answer};
+use crate::common::LegacyRequest;
+
+/// Relationship dicts with their dataset references in the request version's form.
+async fn in_version(lr: &LegacyRequest, list: Value) -> CkanResult<Vec<Value>> {
+    let mut out = Vec::new();
+    for r in list.as_array().into_iter().flatten() {
+        let field = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let (subject, object) = (field("subject"), field("object"));
+        let converted = refs::convert(lr, Table::Package, &[subject, object]).await?;
+        out.push(json!({
+            "subject": converted[0],
+            "type": r.get("type").cloned().unwrap_or(Value::Null),
+            "object": converted[1],
+            "comment": r.get("comment").cloned().unwrap_or(json!("")),
+        }));
+    }
+    Ok(out)
+}
+
+/// The relationships of a dataset the caller may read, for its REST form.
+pub(crate) async fn of_dataset(lr: &LegacyRequest, pkg_id: &str) -> CkanResult<Vec<Value>> {
+    let list = lr
+        .run(
+            "package_relationships_list",
+            params(json!({ "id": pkg_id })),
+        )
+        .await?;
+    in_version(lr, list).await
+}
+
+/// `GET /rest/dataset/<ref>/relationships[/<ref2>]` and `/<ref>/<type>[/<ref2>]`; a typed query
+/// with no match is 404.
+pub async fn list(lr: &LegacyRequest, id: &str, rel: Option<&str>, id2: Option<&str>) -> Answer {
+    let mut p = params(json!({ "id": id }));
+    if let Some(r) = rel {
+        p.insert("rel".into(), json!(r));
+    }
+    if let Some(o) = id2 {
+        p.insert("id2".into(), json!(o));
+    }
+    let list = lr
+        .run("package_relationships_list", p)
+        .await
+        .map_err(fail)?;
+    let out = in_version(lr, list).await.map_err(fail)?;
+    Ok(lr.ok(&Value::Array(out)))
+}
+
+/// The request body of a relationship write; these URLs carry everything, so an empty body
+/// is an empty object here.
+fn body(lr: &LegacyRequest) -> Result<Params, axum::response::Response> {
+    if lr.body.iter().all(u8::is_ascii_whitespace) {
+        Ok(Params::new())
+    } else {
+        lr.body_object()
+    }
+}
+
+/// `POST` to any relationship URL: the body's `object`, `type` and `comment` fill in (and
+/// override) what the URL names, as CKAN 2.7's `package_relationship_create_rest`.
+pub async fn create(lr: &LegacyRequest, id: &str, rel: Option<&str>, id2: Option<&str>) -> Answer {
+    let b = body(lr)?;
+    let subject = b
+        .get("subject")
+        .and_then(Value::as_str)
+        .unwrap_or(id)
+        .to_string();
+    let object = b
+        .get("object")
+        .and_then(Value::as_str)
+        .or(id2)
+        .unwrap_or("")
+        .to_string();
+    let rel = b
+        .get("type")
+        .and_then(Value::as_str)
+        .or(rel)
+        .unwrap_or("")
+        .to_string();
+    let mut p = params(json!({"subject": subject, "object": object, "type": rel}));
+    if let Some(c) = b.get("comment") {
+        p.insert("comment".into(), c.clone());
+    }
+    let created = lr
+        .run("package_relationship_create", p)
+        .await
+        .map_err(fail)?;
+    let out = in_version(lr, json!([created]))
+        .await
+        .map_err(fail)?
+        .pop()
+        .unwrap_or(Value::Null);
+    let location = format!(
+        "{}/api/{}/rest/dataset/{}/{}/{}",
+        lr.api_base(),
+        lr.version.number(),
+        out["subject"].as_str().unwrap_or(""),
+        out["type"].as_str().unwrap_or(""),
+        out["object"].as_str().unwrap_or("")
+    );
+    Ok(lr.created(&location, &out))
+}
+
+/// `PUT /rest/dataset/<ref>/<type>/<ref2>`: only the comment changes (the URL's subject, type
+/// and object win over the body's).
+pub async fn update(lr: &LegacyRequest, id: &str, rel: &str, id2: &str) -> Answer {
+    let b = body(lr)?;
+    let mut p = params(json!({"subject": id, "object": id2, "type": rel}));
+    if let Some(c) = b.get("comment") {
+        p.insert("comment".into(), c.clone());
+    }
+    let updated = lr
+        .run("package_relationship_update", p)
+        .await
+        .map_err(fail)?;
+    let out = in_version(lr, json!([updated]))
+        .await
+        .map_err(fail)?
+        .pop()
+        .unwrap_or(Value::Null);
+    Ok(lr.ok(&out))
+}
+
+/// `DELETE /rest/dataset/<ref>/<type>/<ref2>`: 200, no body.
+pub async fn delete(lr: &LegacyRequest, id: &str, rel: &str, id2: &str) -> Answer {
+    lr.run(
+        "package_relationship_delete",
+        params(json!({"subject": id, "object": id2, "type": rel})),
+    )
+    .await
+    .map_err(fail)?;
+    Ok(empty_ok())
+}

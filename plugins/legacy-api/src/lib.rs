@@ -29,7 +29,7 @@ const MIGRATIONS: &[Migration] = &[Migration {
 
 impl Plugin for LegacyApiPlugin {
     fn name(&self) -> &'static str {
-        "legacy-api"
+        "legacy_api"
     }
 
     fn migrations(&self) -> &'static [Migration] {

@@ -478,7 +478,10 @@ fn text_param(p: &Params, key: &str) -> Option<String> {
 /// A dataset search: legacy parameters translated (v1/v2) or taken as Solr's (v3), only Solr's
 /// parameters then allowed, `fq` replaced by the public-and-active filter, and the page run
 /// through `package_search`.
-async fn dataset_search(req: &LegacyRequest, params: Params) -> Response {
+async fn dataset_search(req: &LegacyRequest, mut params: Params) -> Response {
+    // The JSONP callback is no search term (CKAN 2.8 turned it into a `callback:<fn>` clause
+    // of v1/v2 queries, finding nothing).
+    params.remove("callback");
     let mut p = if req.version == Version::V3 {
         params
     } else {
@@ -487,7 +490,6 @@ async fn dataset_search(req: &LegacyRequest, params: Params) -> Response {
             Err(msg) => return bad_option(&msg),
         }
     };
-    p.remove("callback");
     p.remove("fq");
     let mut invalid: Vec<&String> = p
         .keys()

@@ -63,7 +63,13 @@ fn to_length(mut s: String, min: usize, max: usize) -> String {
 fn name_chars(name: &str) -> String {
     substitute_ascii(name)
         .chars()
-        .map(|c| if matches!(c, ' ' | '.' | ':' | '/') { '-' } else { c })
+        .map(|c| {
+            if matches!(c, ' ' | '.' | ':' | '/') {
+                '-'
+            } else {
+                c
+            }
+        })
         .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
         .map(|c| c.to_ascii_lowercase())
         .collect()
@@ -117,7 +123,10 @@ pub fn munge_title_to_name(title: &str) -> String {
 
 /// Python's `str.strip()` whitespace among ASCII characters (it includes `\x1c`–`\x1f`).
 fn py_space(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r' | '\x1c'..='\x1f')
+    matches!(
+        c,
+        ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r' | '\x1c'..='\x1f'
+    )
 }
 
 /// `munge_tag`: ASCII, lower-cased, stripped, only `[A-Za-z0-9 -]` kept (so `_` and `.` go),
@@ -148,7 +157,10 @@ mod tests {
             ("s", "s_"),
             ("random:other%character&", "random-othercharacter"),
             ("u with umlaut \u{fc}", "u-with-umlaut-u"),
-            ("2014-11-10 12:24:05.my_image", "2014-11-10-12-24-05-my_image"),
+            (
+                "2014-11-10 12:24:05.my_image",
+                "2014-11-10-12-24-05-my_image",
+            ),
         ];
         for (orig, expected) in cases {
             let first = munge_name(orig);
@@ -190,7 +202,10 @@ mod tests {
             ("unchanged", "unchanged"),
             ("s", "s_"),
             ("some spaces  here", "some-spaces--here"),
-            ("random:other%characters&_.here", "randomothercharactershere"),
+            (
+                "random:other%characters&_.here",
+                "randomothercharactershere",
+            ),
             ("river-water-dashes", "river-water-dashes"),
         ];
         for (orig, expected) in cases {
@@ -202,7 +217,10 @@ mod tests {
 
     #[test]
     fn ascii_substitution() {
-        assert_eq!(substitute_ascii("ÀÆÇÐÑØÞßàæçðñøþÿý"), "AAeCThNOthssaaecthnothyy");
+        assert_eq!(
+            substitute_ascii("ÀÆÇÐÑØÞßàæçðñøþÿý"),
+            "AAeCThNOthssaaecthnothyy"
+        );
         // Everything else above U+007F is dropped, ASCII kept.
         assert_eq!(substitute_ascii("a\u{a9}b\u{30a1}c\u{1f600}~"), "abc~");
         assert_eq!(munge_name("Ünïcødé ✓"), "unicode-");

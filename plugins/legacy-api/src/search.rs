@@ -421,7 +421,10 @@ fn solr_shaped(mut d: Value) -> Value {
         .flatten()
     {
         if let Some(k) = e.get("key").and_then(Value::as_str) {
-            extras.insert(k.to_string(), e.get("value").cloned().unwrap_or(Value::Null));
+            extras.insert(
+                k.to_string(),
+                e.get("value").cloned().unwrap_or(Value::Null),
+            );
         }
     }
     m.insert("extras".into(), Value::Object(extras));
@@ -701,15 +704,14 @@ async fn revision_search(req: &LegacyRequest) -> Response {
             Err(e) => return bad_request(&format!("ValueError: {e}")),
         };
     } else {
-        return bad_request(
-            "Missing search term ('since_id=UUID' or  'since_time=TIMESTAMP')",
-        );
+        return bad_request("Missing search term ('since_id=UUID' or  'since_time=TIMESTAMP')");
     }
     match req.run("revision_list", action).await {
         Ok(ids) => req.ok(&ids),
-        Err(e) if since_id.is_some() && e.kind == ErrorKind::NotFound => not_found_error(
-            &format!("There is no revision with id: {}", since_id.unwrap_or_default()),
-        ),
+        Err(e) if since_id.is_some() && e.kind == ErrorKind::NotFound => not_found_error(&format!(
+            "There is no revision with id: {}",
+            since_id.unwrap_or_default()
+        )),
         Err(e) => from_ckan(&e),
     }
 }

@@ -251,9 +251,7 @@ async fn is_slug_valid(req: &LegacyRequest, p: &UtilParams) -> Response {
         other => return bad_request(&format!("Bad slug type: {other}")),
     };
     match name_taken(req, table, &slug).await {
-        Ok(taken) => {
-            req.ok(&json!({"valid": !(taken || RESERVED_SLUGS.contains(&slug.as_str()))}))
-        }
+        Ok(taken) => req.ok(&json!({"valid": !(taken || RESERVED_SLUGS.contains(&slug.as_str()))})),
         Err(r) => r,
     }
 }

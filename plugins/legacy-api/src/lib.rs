@@ -11,6 +11,7 @@ use catalog_framework::prelude::*;
 
 mod common;
 mod markdown;
+mod munge;
 mod rest;
 mod search;
 mod util;

@@ -63,8 +63,17 @@ async fn openapi(State(app): State<AppState>) -> Response {
     )
 }
 
-/// 405 with `Allow`; under `/api` in CKAN's bare JSON string.
-async fn method_not_allowed(uri: Uri) -> Response {
+/// 405 with `Allow`; under `/api` in CKAN's bare JSON string. The body is read and dropped
+/// first (see [`api_version`]).
+async fn method_not_allowed(State(app): State<AppState>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    if let Err((status, msg)) = read_request_body(&app, body).await {
+        return bare_error(status, &msg);
+    }
+    method_not_allowed_response(&parts.uri)
+}
+
+fn method_not_allowed_response(uri: &Uri) -> Response {
     if uri.path().starts_with("/api") {
         let mut r = bare_error(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -80,14 +89,23 @@ async fn method_not_allowed(uri: Uri) -> Response {
 
 /// `/api/1`, `/api/2`, `/api/3` (with or without a trailing slash) name the API version; every
 /// other path under `/api` that no route serves is a JSON 404.
-async fn api_version(method: Method, uri: Uri) -> Response {
+///
+/// The request body is read (within the usual bounds) and dropped before answering: a body
+/// left unread makes the server close the connection, which a client's pool reports as a
+/// failure of its next request.
+async fn api_version(State(app): State<AppState>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let (method, uri) = (parts.method, parts.uri);
+    if let Err((status, msg)) = read_request_body(&app, body).await {
+        return bare_error(status, &msg);
+    }
     let version = uri.path().trim_start_matches("/api/").trim_end_matches('/');
     match version {
         "1" | "2" | "3" if method == Method::GET || method == Method::HEAD => json_response(
             StatusCode::OK,
             &json!({"version": version.parse::<u8>().unwrap_or(3)}),
         ),
-        "1" | "2" | "3" => method_not_allowed(uri).await,
+        "1" | "2" | "3" => method_not_allowed_response(&uri),
         _ => bare_error(StatusCode::NOT_FOUND, "Not found"),
     }
 }
@@ -435,7 +453,7 @@ fn action_name(uri: &Uri) -> String {
 async fn action_handler(State(app): State<AppState>, req: Request) -> Response {
     let name = action_name(req.uri());
     if req.method() != Method::GET && req.method() != Method::POST && req.method() != Method::HEAD {
-        let mut r = method_not_allowed(req.uri().clone()).await;
+        let mut r = method_not_allowed(State(app.clone()), req).await;
         // A write action answers POST only (GET is refused with 400).
         if app
             .registry

@@ -262,7 +262,14 @@ impl Server {
         if let Some(t) = token {
             req = req.header("Authorization", t);
         }
-        let resp = req.send().await.unwrap_or_else(|e| panic!("{action}: {e}"));
+        let resp = req.send().await.unwrap_or_else(|e| {
+            let log = self.log_text();
+            let tail: Vec<&str> = log.lines().rev().take(30).collect();
+            panic!(
+                "{action}: {e}\nthe server's last log lines (newest first):\n{}",
+                tail.join("\n")
+            )
+        });
         let status = resp.status().as_u16();
         let text = resp.text().await.unwrap_or_default();
         let body = serde_json::from_str(&text).unwrap_or(Value::String(text));

@@ -4,12 +4,13 @@
 //! relationships, revisions and activity). Each request becomes one or more Action API calls as
 //! the caller; the answers are CKAN 2.7's REST forms.
 
-use axum::extract::{Path, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::Router;
 use catalog_framework::prelude::*;
+use percent_encoding::percent_decode_str;
 
 use crate::common::{bad_request, from_ckan, not_found_error, LegacyRequest};
 
@@ -56,7 +57,12 @@ pub(crate) struct Target {
 
 impl Target {
     fn parse(path: &str) -> Option<Target> {
-        let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        let decoded: Vec<String> = path
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(|s| percent_decode_str(s).decode_utf8_lossy().into_owned())
+            .collect();
+        let segs: Vec<&str> = decoded.iter().map(String::as_str).collect();
         if segs.is_empty() || segs.len() > 4 || !REGISTERS.contains(&segs[0]) {
             return None;
         }
@@ -95,13 +101,19 @@ pub(crate) fn empty_ok() -> Response {
         .into_response()
 }
 
-async fn handle(State(app): State<AppState>, Path(path): Path<String>, req: Request) -> Response {
-    let Some(target) = Target::parse(&path) else {
-        return not_found_error("");
-    };
+async fn handle(State(app): State<AppState>, req: Request) -> Response {
+    // The path is read raw and decoded leniently: a segment that is not UTF-8 is an unknown
+    // name (404), not axum's plain-text 400.
+    let raw = req.uri().path().to_string();
+    let path = raw.split_once("/rest/").map_or("", |(_, rest)| rest);
+    let target = Target::parse(path);
+    // The body is read before anything is refused, so the connection stays usable.
     let lr = match LegacyRequest::read(app, req).await {
         Ok(lr) => lr,
         Err(resp) => return resp,
+    };
+    let Some(target) = target else {
+        return not_found_error("");
     };
     let answer = match lr.method {
         Method::GET | Method::HEAD => match (&target.id, &target.sub, &target.id2) {

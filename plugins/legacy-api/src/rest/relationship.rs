@@ -58,6 +58,7 @@ pub async fn list(lr: &LegacyRequest, id: &str, rel: Option<&str>, id2: Option<&
 
 /// The request body of a relationship write; these URLs carry everything, so an empty body
 /// is an empty object here.
+#[allow(clippy::result_large_err)] // as LegacyRequest::body_object
 fn body(lr: &LegacyRequest) -> Result<Params, axum::response::Response> {
     if lr.body.iter().all(u8::is_ascii_whitespace) {
         Ok(Params::new())

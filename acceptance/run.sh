@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CKAN acceptance: runs acceptance/ckanapi_foundation.py, ckanapi_search.py, ckanapi_activity.py and ckanapi_api_surface.py (the real `ckanapi`
-# client), dcat_rdf.py (the DCAT RDF endpoints, parsed with rdflib and checked with the vendored
+# client), legacy_api_script.py (the legacy API v1/v2 with plain urllib, as an old script), dcat_rdf.py (the DCAT RDF endpoints, parsed with rdflib and checked with the vendored
 # SHACL validator in conformance-tests/dcat-ap) and schemathesis (every action, from the OpenAPI
 # description at /api/3/openapi.json) against a fresh `catalog serve` in a temporary data
 # directory.
@@ -137,6 +137,11 @@ CKAN_URL="$CKAN_URL" \
     CKAN_MEMBER_TOKEN="$CKAN_MEMBER_TOKEN" \
     CKAN_OUTSIDER_TOKEN="$CKAN_OUTSIDER_TOKEN" \
     "$VENV/bin/python" "$ROOT/acceptance/ckanapi_api_surface.py" || status=$?
+echo "acceptance: the legacy API v1/v2, as an old plain-HTTP script"
+CKAN_URL="$CKAN_URL" \
+    CKAN_SYSADMIN_TOKEN="$CKAN_SYSADMIN_TOKEN" \
+    CKAN_OUTSIDER_TOKEN="$CKAN_OUTSIDER_TOKEN" \
+    "$VENV/bin/python" "$ROOT/acceptance/legacy_api_script.py" || status=$?
 echo "acceptance: DCAT RDF endpoints"
 CKAN_URL="$CKAN_URL" \
     CKAN_SYSADMIN_TOKEN="$CKAN_SYSADMIN_TOKEN" \

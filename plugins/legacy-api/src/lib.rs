@@ -28,7 +28,7 @@ const MIGRATIONS: &[Migration] = &[Migration {
 
 impl Plugin for LegacyApiPlugin {
     fn name(&self) -> &'static str {
-        "legacy-api"
+        "legacy_api"
     }
 
     fn migrations(&self) -> &'static [Migration] {
@@ -45,4 +45,4 @@ fn routes() -> Router<AppState> {
         .merge(util::routes())
 }
 
-register_routes!("legacy-api", routes);
+register_routes!("legacy_api", routes);

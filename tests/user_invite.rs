@@ -84,7 +84,12 @@ async fn fake_smtp() -> (String, tokio::task::JoinHandle<Received>) {
     (addr, task)
 }
 
-async fn app_with_smtp(kind: &str, database_url: &str, dir: &std::path::Path, server: &str) -> AppState {
+async fn app_with_smtp(
+    kind: &str,
+    database_url: &str,
+    dir: &std::path::Path,
+    server: &str,
+) -> AppState {
     let mut config = Config::default();
     if kind == "postgres" {
         config.catalog.search.backend = "postgres".into();
@@ -142,9 +147,22 @@ async fn check(kind: &str, database_url: &str, dir: &std::path::Path) {
     assert!(name.starts_with("new-person-x-"), "{kind}: {name}");
     assert_eq!(user["state"], "pending", "{kind}: {user}");
     assert_eq!(got.rcpt, ["RCPT TO:<New.Person+x@example.com>"], "{kind}");
-    assert!(got.data.contains("Subject: Invite for Catalog\r\n"), "{kind}: {}", got.data);
-    assert!(got.data.contains("From: \"Catalog\" <portal@example.org>\r\n"), "{kind}");
-    let body = got.data.split("\r\n\r\n").nth(1).unwrap().replace("\r\n", "");
+    assert!(
+        got.data.contains("Subject: Invite for Catalog\r\n"),
+        "{kind}: {}",
+        got.data
+    );
+    assert!(
+        got.data
+            .contains("From: \"Catalog\" <portal@example.org>\r\n"),
+        "{kind}"
+    );
+    let body = got
+        .data
+        .split("\r\n\r\n")
+        .nth(1)
+        .unwrap()
+        .replace("\r\n", "");
     let body = String::from_utf8(
         base64::engine::general_purpose::STANDARD
             .decode(body)
@@ -164,7 +182,10 @@ async fn check(kind: &str, database_url: &str, dir: &std::path::Path) {
         )),
         "{kind}: {body}"
     );
-    assert!(body.contains("the organization Invited Org with the following role: Editor."), "{kind}: {body}");
+    assert!(
+        body.contains("the organization Invited Org with the following role: Editor."),
+        "{kind}: {body}"
+    );
     let shown = call(&app, sysadmin.clone(), "user_show", json!({"id": id}))
         .await
         .unwrap();
@@ -212,9 +233,14 @@ async fn check(kind: &str, database_url: &str, dir: &std::path::Path) {
     // Another app on the same store (its own search index directory).
     let other_dir = tempfile::tempdir().unwrap();
     let app = app_with_smtp(kind, database_url, other_dir.path(), &closed).await;
-    let before = call(&app, sysadmin.clone(), "user_list", json!({"all_fields": false}))
-        .await
-        .unwrap();
+    let before = call(
+        &app,
+        sysadmin.clone(),
+        "user_list",
+        json!({"all_fields": false}),
+    )
+    .await
+    .unwrap();
     let e = call(
         &app,
         sysadmin.clone(),
@@ -231,9 +257,14 @@ async fn check(kind: &str, database_url: &str, dir: &std::path::Path) {
         )),
         "{kind}: {message}"
     );
-    let after = call(&app, sysadmin.clone(), "user_list", json!({"all_fields": false}))
-        .await
-        .unwrap();
+    let after = call(
+        &app,
+        sysadmin.clone(),
+        "user_list",
+        json!({"all_fields": false}),
+    )
+    .await
+    .unwrap();
     assert_eq!(before, after, "{kind}: no user remains");
     let found = catalog_framework::store::users_where(
         &mut app.store.pool.acquire().await.unwrap(),

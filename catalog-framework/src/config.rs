@@ -483,7 +483,10 @@ mod tests {
             let c = Config::load(Some(Path::new("catalog.toml"))).map_err(|e| e.to_string())?;
             assert_eq!(c.catalog.smtp.server, "mail.example.org:2525");
             assert!(c.catalog.smtp.starttls);
-            assert_eq!(c.catalog.smtp.mail_from.as_deref(), Some("ours@example.org"));
+            assert_eq!(
+                c.catalog.smtp.mail_from.as_deref(),
+                Some("ours@example.org")
+            );
             assert_eq!(c.catalog.smtp.timeout_secs, 10);
             assert!(!c.catalog.other.contains_key("smtp"));
             Ok(())

@@ -98,9 +98,7 @@ async fn conversation(config: &Config, smtp: &SmtpConfig, mail: &Mail) -> Result
     let ext = plain.ehlo().await?;
     if smtp.starttls {
         if !ext.iter().any(|l| l.eq_ignore_ascii_case("STARTTLS")) {
-            return Err(MailError(
-                "SMTP server does not support STARTTLS".into(),
-            ));
+            return Err(MailError("SMTP server does not support STARTTLS".into()));
         }
         plain.command("STARTTLS", &[220]).await?;
         let tcp = plain.stream.into_inner();
@@ -135,8 +133,8 @@ async fn deliver<S: AsyncRead + AsyncWrite + Unpin>(
 ) -> Result<(), MailError> {
     if let Some(user) = smtp.user.as_deref().filter(|u| !u.is_empty()) {
         let password = smtp.password.as_deref().unwrap_or_default();
-        let token = base64::engine::general_purpose::STANDARD
-            .encode(format!("\0{user}\0{password}"));
+        let token =
+            base64::engine::general_purpose::STANDARD.encode(format!("\0{user}\0{password}"));
         s.command(&format!("AUTH PLAIN {token}"), &[235]).await?;
     }
     let from = mail_from(config);
@@ -154,7 +152,13 @@ async fn deliver<S: AsyncRead + AsyncWrite + Unpin>(
 
 /// The sender: `catalog.smtp.mail_from`, else `noreply@<host of site_url>`.
 fn mail_from(config: &Config) -> String {
-    if let Some(f) = config.catalog.smtp.mail_from.as_deref().filter(|f| !f.is_empty()) {
+    if let Some(f) = config
+        .catalog
+        .smtp
+        .mail_from
+        .as_deref()
+        .filter(|f| !f.is_empty())
+    {
         return f.to_string();
     }
     let url = config.site_url();
@@ -219,7 +223,13 @@ fn render(config: &Config, from: &str, mail: &Mail) -> String {
     header("MIME-Version", "1.0");
     header("Content-Type", "text/plain; charset=\"utf-8\"");
     header("Content-Transfer-Encoding", "base64");
-    if let Some(r) = config.catalog.smtp.reply_to.as_deref().filter(|r| !r.is_empty()) {
+    if let Some(r) = config
+        .catalog
+        .smtp
+        .reply_to
+        .as_deref()
+        .filter(|r| !r.is_empty())
+    {
         header("Reply-To", &header_text(r));
     }
     if !config.catalog.hide_version {
@@ -252,11 +262,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
         let mut lines = Vec::new();
         loop {
             let mut line = String::new();
-            let n = self
-                .stream
-                .read_line(&mut line)
-                .await
-                .map_err(|e| MailError(format!("SMTP server disconnected: {}", os_error(&e))))?;
+            let n =
+                self.stream.read_line(&mut line).await.map_err(|e| {
+                    MailError(format!("SMTP server disconnected: {}", os_error(&e)))
+                })?;
             if n == 0 {
                 return Err(MailError(
                     "SMTPServerDisconnected('Connection unexpectedly closed')".into(),
@@ -282,7 +291,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
         if codes.contains(&code) {
             Ok(lines)
         } else {
-            Err(MailError(format!("SMTP error ({code}, {:?})", lines.join(" "))))
+            Err(MailError(format!(
+                "SMTP error ({code}, {:?})",
+                lines.join(" ")
+            )))
         }
     }
 
@@ -344,7 +356,9 @@ mod tests {
         assert!(text.contains("To: =?utf-8?b?"));
         assert!(text.contains("From: \"Catalog\" <noreply@127.0.0.1>\r\n"));
         let body = text.split("\r\n\r\n").nth(1).unwrap().replace("\r\n", "");
-        let decoded = base64::engine::general_purpose::STANDARD.decode(body).unwrap();
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(body)
+            .unwrap();
         assert_eq!(decoded, b"line one\r\n.line two\r\n");
         assert_eq!(mail_from(&config), "noreply@127.0.0.1");
     }

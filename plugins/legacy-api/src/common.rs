@@ -124,21 +124,27 @@ impl LegacyRequest {
     /// JSON (value empty or `1`). An empty body is CKAN's 400; a body that is not a JSON
     /// object too.
     pub fn body_object(&self) -> Result<Params, Response> {
-        let text: std::borrow::Cow<'_, [u8]> =
-            if self.content_type.starts_with("application/x-www-form-urlencoded") {
-                let fields: Vec<(String, String)> = form_urlencoded::parse(&self.body)
-                    .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                    .collect();
-                match fields.as_slice() {
-                    [(name, value)] if value.is_empty() || value == "1" => {
-                        name.clone().into_bytes().into()
-                    }
-                    [] => Vec::new().into(),
-                    _ => return Err(bad_request("JSON Error: Could not extract request body data")),
+        let text: std::borrow::Cow<'_, [u8]> = if self
+            .content_type
+            .starts_with("application/x-www-form-urlencoded")
+        {
+            let fields: Vec<(String, String)> = form_urlencoded::parse(&self.body)
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
+            match fields.as_slice() {
+                [(name, value)] if value.is_empty() || value == "1" => {
+                    name.clone().into_bytes().into()
                 }
-            } else {
-                self.body.as_ref().into()
-            };
+                [] => Vec::new().into(),
+                _ => {
+                    return Err(bad_request(
+                        "JSON Error: Could not extract request body data",
+                    ))
+                }
+            }
+        } else {
+            self.body.as_ref().into()
+        };
         if text.iter().all(u8::is_ascii_whitespace) {
             return Err(bad_request(
                 "JSON Error: Invalid request. Please use POST method for your request",
@@ -288,7 +294,9 @@ pub fn from_ckan(e: &CkanError) -> Response {
             StatusCode::INTERNAL_SERVER_ERROR,
             "Unable to add package to search index",
         ),
-        ErrorKind::Internal => plain_error(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error"),
+        ErrorKind::Internal => {
+            plain_error(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
+        }
     }
 }
 

@@ -26,21 +26,24 @@ pub fn render_with_site(markdown: &str, site: &str) -> String {
     let linked = link_datasets(&atx_headings(markdown), site);
     // For each open link or image: whether it was dropped (its text stays, as plain text).
     let mut dropped = Vec::new();
-    let events = Parser::new_ext(&linked, Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES)
-        .filter_map(|ev| match ev {
-            Event::Html(raw) | Event::InlineHtml(raw) => Some(Event::Text(raw)),
-            Event::Start(Tag::Link { ref dest_url, .. })
-            | Event::Start(Tag::Image { ref dest_url, .. }) => {
-                let keep = safe_url(dest_url);
-                dropped.push(!keep);
-                keep.then_some(ev)
-            }
-            Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
-                let was_dropped = dropped.pop().unwrap_or(false);
-                (!was_dropped).then_some(ev)
-            }
-            other => Some(other),
-        });
+    let events = Parser::new_ext(
+        &linked,
+        Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES,
+    )
+    .filter_map(|ev| match ev {
+        Event::Html(raw) | Event::InlineHtml(raw) => Some(Event::Text(raw)),
+        Event::Start(Tag::Link { ref dest_url, .. })
+        | Event::Start(Tag::Image { ref dest_url, .. }) => {
+            let keep = safe_url(dest_url);
+            dropped.push(!keep);
+            keep.then_some(ev)
+        }
+        Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
+            let was_dropped = dropped.pop().unwrap_or(false);
+            (!was_dropped).then_some(ev)
+        }
+        other => Some(other),
+    });
     let mut out = String::new();
     html::push_html(&mut out, events);
     out.trim_end().to_string()
@@ -116,11 +119,16 @@ mod tests {
 
     #[test]
     fn unsafe_links_lose_their_address_but_keep_their_text() {
-        let html = render("[click](javascript:alert(1)) ![x](data:text/html,hi) [ok](https://example.org/a:b)");
+        let html = render(
+            "[click](javascript:alert(1)) ![x](data:text/html,hi) [ok](https://example.org/a:b)",
+        );
         assert!(!html.contains("javascript"), "{html}");
         assert!(!html.contains("data:"), "{html}");
         assert!(html.contains("click"), "{html}");
-        assert!(html.contains(r#"<a href="https://example.org/a:b">ok</a>"#), "{html}");
+        assert!(
+            html.contains(r#"<a href="https://example.org/a:b">ok</a>"#),
+            "{html}"
+        );
     }
 
     #[test]

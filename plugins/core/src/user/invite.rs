@@ -22,7 +22,11 @@ action_params! {
     pub struct UserInviteParams {}
 }
 
-const ROLES: &[(&str, &str)] = &[("admin", "Admin"), ("editor", "Editor"), ("member", "Member")];
+const ROLES: &[(&str, &str)] = &[
+    ("admin", "Admin"),
+    ("editor", "Editor"),
+    ("member", "Member"),
+];
 
 /// CKAN's `user_invite`: auth (`membership` on the group), the invite schema (`email`,
 /// `group_id`, `role`: `Missing value` each), the group (404), the role, then the mail, then
@@ -62,10 +66,7 @@ pub async fn user_invite(ctx: &mut ActionContext, p: UserInviteParams) -> CkanRe
     let reset_key = hex::encode(rand_bytes());
 
     let config = ctx.config().clone();
-    let link = format!(
-        "{}/user/reset/{id}?key={reset_key}",
-        config.site_url()
-    );
+    let link = format!("{}/user/reset/{id}?key={reset_key}", config.site_url());
     let kind = if group.is_organization {
         "organization"
     } else {

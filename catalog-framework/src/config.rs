@@ -51,6 +51,8 @@ pub struct CatalogConfig {
     pub cache: CacheConfig,
     /// Background jobs: the server's workers and the job queue's settings.
     pub jobs: JobsConfig,
+    /// Outgoing mail (`user_invite`): CKAN's `smtp.*` settings.
+    pub smtp: SmtpConfig,
     /// The plugins to enable (CKAN's `ckan.plugins`); unset: every plugin enabled by default.
     pub plugins: Option<crate::plugin::PluginList>,
     /// The other `catalog.*` keys, kept for the plugins that read them in their `configure`
@@ -80,8 +82,42 @@ impl Default for CatalogConfig {
             limits: LimitsConfig::default(),
             cache: CacheConfig::default(),
             jobs: JobsConfig::default(),
+            smtp: SmtpConfig::default(),
             plugins: None,
             other: serde_json::Map::new(),
+        }
+    }
+}
+
+/// `catalog.smtp.*` (CKAN's `smtp.*`): the SMTP server mail is sent through.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SmtpConfig {
+    /// `host` or `host:port` (`[::1]:587` for IPv6); CKAN's default `localhost`, port 25.
+    pub server: String,
+    /// Upgrade the connection with STARTTLS before authenticating (the server must offer it).
+    pub starttls: bool,
+    /// Log in with `AUTH PLAIN` when set (with `password`).
+    pub user: Option<String>,
+    pub password: Option<String>,
+    /// The sender address; unset: `noreply@<host of site_url>`.
+    pub mail_from: Option<String>,
+    /// The `Reply-To` header, when set.
+    pub reply_to: Option<String>,
+    /// Seconds the whole SMTP conversation may take (connect, send, quit).
+    pub timeout_secs: u64,
+}
+
+impl Default for SmtpConfig {
+    fn default() -> Self {
+        SmtpConfig {
+            server: "localhost".into(),
+            starttls: false,
+            user: None,
+            password: None,
+            mail_from: None,
+            reply_to: None,
+            timeout_secs: 10,
         }
     }
 }
@@ -321,6 +357,17 @@ impl<P: figment::Provider> figment::Provider for CkanSpelling<P> {
     ) -> Result<figment::value::Map<figment::Profile, figment::value::Dict>, figment::Error> {
         let mut data = self.0.data()?;
         for dict in data.values_mut() {
+            // CKAN's top-level `smtp.*` keys are `catalog.smtp.*` here.
+            if let Some(smtp) = dict.remove("smtp") {
+                let mut nested = figment::value::Dict::new();
+                nested.insert("smtp".to_string(), smtp);
+                let nested = figment::value::Value::from(nested);
+                let merged = match dict.remove("catalog") {
+                    Some(existing) => prefer(existing, nested),
+                    None => nested,
+                };
+                dict.insert("catalog".to_string(), merged);
+            }
             for (theirs, ours) in [("ckan", "catalog"), ("ckanext", "catalogext")] {
                 let Some(value) = dict.remove(theirs) else {
                     continue;
@@ -415,5 +462,35 @@ mod tests {
             assert_eq!(c.catalog.search.rows_max, 1000);
             Ok(())
         });
+    }
+
+    #[test]
+    #[expect(
+        clippy::result_large_err,
+        reason = "figment::Jail's closure type is figment's own"
+    )]
+    fn ckan_smtp_keys_are_read_as_catalog_smtp() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file(
+                "catalog.toml",
+                r#"
+                smtp.server = "mail.example.org:2525"
+                smtp.starttls = true
+                smtp.mail_from = "theirs@example.org"
+                catalog.smtp.mail_from = "ours@example.org"
+            "#,
+            )?;
+            let c = Config::load(Some(Path::new("catalog.toml"))).map_err(|e| e.to_string())?;
+            assert_eq!(c.catalog.smtp.server, "mail.example.org:2525");
+            assert!(c.catalog.smtp.starttls);
+            assert_eq!(
+                c.catalog.smtp.mail_from.as_deref(),
+                Some("ours@example.org")
+            );
+            assert_eq!(c.catalog.smtp.timeout_secs, 10);
+            assert!(!c.catalog.other.contains_key("smtp"));
+            Ok(())
+        });
+        assert_eq!(Config::default().catalog.smtp.server, "localhost");
     }
 }

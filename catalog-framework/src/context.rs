@@ -320,10 +320,25 @@ impl ActionContext {
         Ok(row.id)
     }
 
-    /// Marks the call as writing before its first query, so it runs in one transaction and,
-    /// on SQLite, behind the single-writer lock.
-    async fn begin_write(&mut self) {
+    /// Gives a reading call's connection back to the pool, so that a long wait that needs no
+    /// store (an SMTP server answering) holds none. The next query takes a connection again.
+    /// A writing call keeps its transaction.
+    pub fn release_read_connection(&mut self) {
         if !self.write {
+            self.db = Db::None;
+        }
+    }
+
+    /// Marks the call as writing, so that its queries from here on run in one transaction
+    /// (committed when the top-level call succeeds) and, on SQLite, behind the single-writer
+    /// lock. Write actions begin so before their first query; an action registered without
+    /// a transaction (it reads, waits on something outside the store, then writes) calls this
+    /// before writing. A plain connection it read on is given back first.
+    pub async fn begin_write(&mut self) {
+        if !self.write {
+            if matches!(self.db, Db::Conn(_)) {
+                self.db = Db::None;
+            }
             self.write = true;
             if self._write_guard.is_none() {
                 self._write_guard = self.app.store.lock_writes().await;

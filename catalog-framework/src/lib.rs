@@ -19,6 +19,7 @@ mod events;
 mod http;
 mod identity;
 mod jobs;
+pub mod mail;
 mod openapi;
 mod params;
 mod plugin;

@@ -81,6 +81,11 @@ const MIGRATIONS: &[crate::plugin::Migration] = &[
         sqlite: include_str!("migrations/sqlite/0005_job_queue.sql"),
         postgres: include_str!("migrations/postgres/0005_job_queue.sql"),
     },
+    crate::plugin::Migration {
+        version: "0006_plugin_data_reset_key",
+        sqlite: include_str!("migrations/sqlite/0006_plugin_data_reset_key.sql"),
+        postgres: include_str!("migrations/postgres/0006_plugin_data_reset_key.sql"),
+    },
 ];
 
 /// Splits a migration into statements at `;`, keeping SQLite trigger bodies

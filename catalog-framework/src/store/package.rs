@@ -204,6 +204,33 @@ pub async fn package_data(conn: &mut AnyConnection, id: &str) -> sqlx::Result<Op
     Ok(row.map(|(d,)| d))
 }
 
+/// Replaces a dataset's plugin data (CKAN's `plugin_data`, a JSON object as text).
+pub async fn set_package_plugin_data(
+    conn: &mut AnyConnection,
+    id: &str,
+    plugin_data: Option<&str>,
+) -> sqlx::Result<()> {
+    sqlx::query("UPDATE package SET plugin_data = $1 WHERE id = $2")
+        .bind(plugin_data)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// A dataset's plugin data (JSON text), if any is stored.
+pub async fn package_plugin_data(
+    conn: &mut AnyConnection,
+    id: &str,
+) -> sqlx::Result<Option<String>> {
+    let row: Option<(Option<String>,)> =
+        sqlx::query_as("SELECT plugin_data FROM package WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    Ok(row.and_then(|(d,)| d))
+}
+
 /// The dataset that holds a resource id, if any.
 pub async fn resource_package_id(
     conn: &mut AnyConnection,

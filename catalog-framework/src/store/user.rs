@@ -336,3 +336,27 @@ pub async fn delete_api_token(conn: &mut AnyConnection, jti: &str) -> sqlx::Resu
         .await?;
     Ok(())
 }
+
+/// Sets (or clears) a user's password-reset key (CKAN's `user.reset_key`).
+pub async fn set_user_reset_key(
+    conn: &mut AnyConnection,
+    id: &str,
+    key: Option<&str>,
+) -> sqlx::Result<()> {
+    sqlx::query("UPDATE catalog_user SET reset_key = $1 WHERE id = $2")
+        .bind(key)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// A user's password-reset key, if one is set.
+pub async fn user_reset_key(conn: &mut AnyConnection, id: &str) -> sqlx::Result<Option<String>> {
+    let row: Option<(Option<String>,)> =
+        sqlx::query_as("SELECT reset_key FROM catalog_user WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    Ok(row.and_then(|(k,)| k))
+}

@@ -82,6 +82,7 @@ auth! {
     member_delete, anon = false, member_write;
     group_member_create, anon = false, group_membership;
     organization_member_create, anon = false, group_membership;
+    user_invite, anon = false, invite_check;
     bulk_update_private, anon = false, bulk_check;
     bulk_update_public, anon = false, bulk_check;
     bulk_update_delete, anon = false, bulk_check;
@@ -452,6 +453,16 @@ async fn group_membership(ctx: &mut ActionContext, data: &Params) -> CkanResult<
         Ok(())
     } else {
         Err(deny(ctx, &format!("edit group {id}")))
+    }
+}
+
+/// CKAN's `user_invite` auth: `group_member_create`'s on `group_id`, with its message.
+async fn invite_check(ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
+    let id = id_of(data, "group_id");
+    if authz::has_permission(ctx, &id, "membership").await? {
+        Ok(())
+    } else {
+        Err(deny(ctx, "add members"))
     }
 }
 

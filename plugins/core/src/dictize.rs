@@ -103,8 +103,18 @@ pub fn munge_filename(name: &str) -> String {
     }
 }
 
-/// The full `package_show` dict of a stored dataset.
+/// The full `package_show` dict of a stored dataset, shown by its type's schema.
 pub async fn package_dict(ctx: &mut ActionContext, row: &PackageRow) -> CkanResult<Value> {
+    package_dict_as(ctx, row, false).await
+}
+
+/// The full `package_show` dict of a stored dataset, shown by the default schema (CKAN's
+/// `use_default_schema`) when `default_schema`, else by its type's.
+pub async fn package_dict_as(
+    ctx: &mut ActionContext,
+    row: &PackageRow,
+    default_schema: bool,
+) -> CkanResult<Value> {
     let mut doc: Map<String, Value> = serde_json::from_str(&row.data)?;
     let site_url = ctx.config().site_url().to_string();
     let bundle = ctx
@@ -175,7 +185,12 @@ pub async fn package_dict(ctx: &mut ActionContext, row: &PackageRow) -> CkanResu
     doc.entry("relationships_as_object").or_insert(json!([]));
     doc.entry("relationships_as_subject").or_insert(json!([]));
     let mut out = sorted(doc);
-    if let Some(schema) = ctx.app.registry.schema(&row.dataset_type).cloned() {
+    let schema_type = if default_schema {
+        "dataset"
+    } else {
+        row.dataset_type.as_str()
+    };
+    if let Some(schema) = ctx.app.registry.schema(schema_type).cloned() {
         schema.show(&mut out);
     }
     // Lists of dicts last, as CKAN emits them.

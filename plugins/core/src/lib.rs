@@ -282,6 +282,8 @@ typed_actions! {
     write user_delete(user::delete::UserDeleteParams) => user::delete::user_delete;
     read user_list(user::list::UserListParams) => user::list::user_list;
     read user_show(user::show::UserShowParams) => user::show::user_show;
+    // Registered without a transaction: it mails before it writes (see `user/invite.rs`).
+    maintenance user_invite(user::invite::UserInviteParams) => user::invite::user_invite;
 }
 typed_actions! { dict
     write user_create(user::create::UserCreateParams) => user::create::user_create;

@@ -1,8 +1,8 @@
 use catalog_framework::prelude::*;
 
 use super::{
-    claim_name, keep_custom_fields, load, prepare_resources, prepare_tags, resolve_groups,
-    resolve_owner_org, schema_validate, show_row, write,
+    claim_name, keep_custom_fields, load, plugin_data_input, prepare_resources, prepare_tags,
+    resolve_groups, resolve_owner_org, schema_validate, show_row, write, write_plugin_data,
 };
 use crate::ids::new_id;
 
@@ -69,6 +69,7 @@ pub async fn package_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
         .cloned()
         .unwrap_or_default();
     let tags = prepare_tags(ctx, &input_tags, &mut errs).await?;
+    let plugin_data = plugin_data_input(ctx, &p, &mut errs)?;
     errs.finish()?;
     let groups = match data.get("groups") {
         Some(g) => Some(resolve_groups(ctx, g).await?),
@@ -108,6 +109,7 @@ pub async fn package_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
     doc.insert("resources".into(), Value::Array(resources));
     keep_custom_fields(&data, &mut doc);
     write(ctx, &doc, true, groups).await?;
+    write_plugin_data(ctx, &id, plugin_data.as_deref()).await?;
     let row = load(ctx, &id).await?;
     show_row(ctx, &row).await
 }

@@ -47,6 +47,67 @@ pub(crate) async fn show_row(ctx: &mut ActionContext, row: &PackageRow) -> CkanR
     package_dict(ctx, row).await
 }
 
+/// CKAN's `plugin_data` of a dataset write (`[ignore_missing, json_object,
+/// ignore_not_sysadmin]`, and `package_dict_save` storing it only when truthy): a value that
+/// is not a JSON object is an error for anyone; a sysadmin's non-empty object is returned (as
+/// JSON text) to be stored; anything else, and any non-sysadmin's, is ignored and the stored
+/// plugin data stays.
+fn plugin_data_input(
+    ctx: &ActionContext,
+    p: &Params,
+    errs: &mut ValidationBuilder,
+) -> CkanResult<Option<String>> {
+    match p.get("plugin_data") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.is_empty() => Ok(None),
+        Some(Value::Object(m)) => Ok(if ctx.is_sysadmin() && !m.is_empty() {
+            Some(serde_json::to_string(m)?)
+        } else {
+            None
+        }),
+        Some(_) => {
+            errs.push("plugin_data", "The value should be a valid JSON object");
+            Ok(None)
+        }
+    }
+}
+
+/// Stores a dataset's plugin data, when the write carries some (see [`plugin_data_input`]).
+async fn write_plugin_data(
+    ctx: &mut ActionContext,
+    id: &str,
+    plugin_data: Option<&str>,
+) -> CkanResult<()> {
+    if let Some(d) = plugin_data {
+        store::set_package_plugin_data(ctx.db().await?, id, Some(d)).await?;
+    }
+    Ok(())
+}
+
+/// `package_show`'s `plugin_data` (with `include_plugin_data`, for sysadmins): the stored
+/// object, or null; placed among the dict's sorted keys.
+pub(crate) async fn add_plugin_data(ctx: &mut ActionContext, dict: &mut Value) -> CkanResult<()> {
+    let Some(m) = dict.as_object_mut() else {
+        return Ok(());
+    };
+    let id = m
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let stored = store::package_plugin_data(ctx.db().await?, &id).await?;
+    let value: Value = match stored {
+        Some(s) => serde_json::from_str(&s)?,
+        None => Value::Null,
+    };
+    let at = m
+        .keys()
+        .position(|k| k.as_str() > "plugin_data" || k == "relationships_as_object")
+        .unwrap_or(m.len());
+    m.shift_insert(at, "plugin_data".into(), value);
+    Ok(())
+}
+
 /// Resolves `owner_org` for a write, with CKAN's `owner_org_validator` rules.
 async fn resolve_owner_org(
     ctx: &mut ActionContext,

@@ -49,6 +49,8 @@ action_params! {
     /// :param include_private: include the private datasets the caller may read
     /// :param include_drafts: include drafts the caller may read
     /// :param include_deleted: include deleted datasets (when they are indexed)
+    /// :param use_default_schema: show the results of a custom dataset type with the default
+    ///     schema instead of the type's
     /// :rtype: dictionary with count, results, facets, search_facets and sort
     pub struct PackageSearchParams {}
 }
@@ -76,7 +78,36 @@ pub async fn package_search(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
     }
     let opts = SearchOptions::parse(ctx, &p)?;
     ctx.check_access("package_search", &p).await?;
-    run(ctx, opts).await
+    let fl_given = opts.fl.is_some();
+    let mut out = run(ctx, opts).await?;
+    if truthy(p.get("use_default_schema")) && !fl_given {
+        default_schema_results(ctx, &mut out).await?;
+    }
+    Ok(out)
+}
+
+/// CKAN's `use_default_schema` in search (its `data_dict` instead of `validated_data_dict`):
+/// the index keeps each dataset as its type's schema shows it, so the results of a custom type
+/// are dictized again with the default schema. Datasets of type `dataset` are left as they are.
+async fn default_schema_results(ctx: &mut ActionContext, out: &mut Value) -> CkanResult<()> {
+    let Some(results) = out.get_mut("results").and_then(Value::as_array_mut) else {
+        return Ok(());
+    };
+    for r in results.iter_mut() {
+        if r.get("type")
+            .and_then(Value::as_str)
+            .is_none_or(|t| t == "dataset")
+        {
+            continue;
+        }
+        let Some(id) = r.get("id").and_then(Value::as_str).map(str::to_string) else {
+            continue;
+        };
+        if let Some(row) = ctx.package_row(&id).await? {
+            *r = crate::dictize::package_dict_as(ctx, &row, true).await?;
+        }
+    }
+    Ok(())
 }
 
 action_params! {

@@ -1,6 +1,7 @@
 use catalog_framework::prelude::*;
 
-use super::show_row;
+use super::{add_plugin_data, show_row};
+use crate::dictize::package_dict_as;
 
 action_params! {
     /// Return the metadata of a dataset (package) and its resources.
@@ -12,16 +13,22 @@ action_params! {
         id: Option<String>,
         /// the id or name of the dataset, when `id` is not given
         name_or_id: Option<String>,
-        /// accepted for CKAN clients; each dataset type has one schema here
+        /// show the dataset with the default schema instead of its type's (custom fields of
+        /// a dataset type then appear as stored, e.g. as extras)
         use_default_schema: Option<Value>,
-        /// accepted for CKAN clients; no tracking is recorded
+        /// include the dataset's `plugin_data` (sysadmins only; ignored for others)
+        include_plugin_data: Option<Value>,
+        /// accepted for CKAN clients and ignored: tracking is CKAN's `tracking` plugin, which
+        /// the catalog does not have (docs/API-COMPAT.md)
         include_tracking: Option<Value>,
     }
 }
 
 pub async fn package_show(ctx: &mut ActionContext, p: PackageShowParams) -> CkanResult<Value> {
     let id = p.id.or(p.name_or_id).ok_or_else(|| missing("name_or_id"))?;
-    let cacheable = !ctx.in_write();
+    let default_schema = truthy(p.use_default_schema.as_ref());
+    let include_plugin_data = truthy(p.include_plugin_data.as_ref()) && ctx.is_sysadmin();
+    let cacheable = !ctx.in_write() && !default_schema && !include_plugin_data;
     let generation = ctx.app.package_cache.generation();
     let cached = if cacheable {
         ctx.app.package_cache.get(&id)
@@ -38,7 +45,14 @@ pub async fn package_show(ctx: &mut ActionContext, p: PackageShowParams) -> Ckan
     if let Some(hit) = cached {
         return Ok(hit.dict.clone());
     }
-    let dict = show_row(ctx, &row).await?;
+    let mut dict = if default_schema {
+        package_dict_as(ctx, &row, true).await?
+    } else {
+        show_row(ctx, &row).await?
+    };
+    if include_plugin_data {
+        add_plugin_data(ctx, &mut dict).await?;
+    }
     if cacheable {
         ctx.app.package_cache.put(
             generation,

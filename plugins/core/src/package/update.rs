@@ -1,8 +1,8 @@
 use catalog_framework::prelude::*;
 
 use super::{
-    claim_name, keep_custom_fields, load, prepare_resources, prepare_tags, resolve_groups,
-    resolve_owner_org, schema_validate, show_row, write,
+    claim_name, keep_custom_fields, load, plugin_data_input, prepare_resources, prepare_tags,
+    resolve_groups, resolve_owner_org, schema_validate, show_row, write, write_plugin_data,
 };
 
 /// Fields `package_update` clears when absent (CKAN's "remove if not provided").
@@ -98,6 +98,7 @@ pub async fn package_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
             Value::Array(prepare_resources(ctx, &row.id, &rs, &existing, &mut errs).await?),
         );
     }
+    let plugin_data = plugin_data_input(ctx, &p, &mut errs)?;
     errs.finish()?;
     let groups = match data.get("groups") {
         Some(g) => Some(resolve_groups(ctx, g).await?),
@@ -108,7 +109,14 @@ pub async fn package_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
     compare_old.remove("metadata_modified");
     let mut compare_new = doc.clone();
     compare_new.remove("metadata_modified");
-    let changed = compare_old != compare_new || groups.is_some();
+    let plugin_data_changed = match &plugin_data {
+        Some(new) => {
+            catalog_framework::store::package_plugin_data(ctx.db().await?, &row.id).await?
+                != Some(new.clone())
+        }
+        None => false,
+    };
+    let changed = compare_old != compare_new || groups.is_some() || plugin_data_changed;
     let modified = match data.get("metadata_modified").and_then(Value::as_str) {
         Some(m) if ctx.is_sysadmin() => m.to_string(),
         _ if changed => now_iso(),
@@ -116,6 +124,7 @@ pub async fn package_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
     };
     doc.insert("metadata_modified".into(), json!(modified));
     write(ctx, &doc, false, groups).await?;
+    write_plugin_data(ctx, &row.id, plugin_data.as_deref()).await?;
     let row = load(ctx, &row.id).await?;
     show_row(ctx, &row).await
 }

@@ -9,6 +9,7 @@ use crate::dictize::{sorted, user_dict};
 pub(crate) mod autocomplete;
 pub(crate) mod create;
 pub(crate) mod delete;
+pub(crate) mod invite;
 pub(crate) mod list;
 pub(crate) mod show;
 pub(crate) mod update;

@@ -1,12 +1,16 @@
-//! A cache of rendered `package_show` dicts for the embedded (single-process) deployment.
+//! A cache of rendered `package_show` dicts.
 //!
-//! Entries are dropped when the search indexer drains a dataset from the outbox, which every
-//! committed change to a dataset (or to a group it belongs to) passes through before the
-//! writing request answers. A reader that started before an invalidation never stores what it
-//! read (the generation check), so a stale dict cannot be cached after the change.
+//! Entries are dropped when the search indexer applies a dataset's change from the outbox (the
+//! change feed), which every committed change to a dataset (or to a group it belongs to)
+//! passes through, on the writing node before the writing request answers. A reader that
+//! started before an invalidation never stores what it read (the generation check), so a stale
+//! dict cannot be cached after the change.
 //!
-//! It is enabled on SQLite only: on PostgreSQL other API nodes write too, and this node would
-//! not see their outbox.
+//! On PostgreSQL it is enabled where each node follows the change feed (the default local
+//! search index): another node's write reaches this node's cache within the feed's polling
+//! interval (a quarter second), and at once for the client that made it (read-your-writes,
+//! ADR 0006). With a shared search index (`postgres` backend) nodes do not follow the feed and
+//! the cache is off.
 //!
 //! It holds at most `catalog.cache.package_show_bytes`, counted by [`heap_bytes`] (the
 //! allocations of the row and of the parsed dict); past that, entries are dropped until it is

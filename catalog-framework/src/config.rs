@@ -291,6 +291,12 @@ pub struct SearchConfig {
     pub remove_deleted_packages: bool,
     pub default_package_sort: String,
     pub facets_limit: i64,
+    /// How many of the newest change-feed rows are kept for nodes that follow the feed (a
+    /// node further behind rebuilds its index from the store).
+    pub feed_retention: i64,
+    /// At most this long (milliseconds) a read waits for this node's index to apply a write
+    /// made on another node (the `X-Catalog-Seq` header or `catalog_seq` cookie).
+    pub read_your_writes_wait_ms: u64,
 }
 
 impl Default for SearchConfig {
@@ -301,6 +307,8 @@ impl Default for SearchConfig {
             remove_deleted_packages: true,
             default_package_sort: "score desc, metadata_modified desc".into(),
             facets_limit: 50,
+            feed_retention: 100_000,
+            read_your_writes_wait_ms: 2_000,
         }
     }
 }

@@ -451,6 +451,7 @@ fn action_name(uri: &Uri) -> String {
 }
 
 async fn action_handler(State(app): State<AppState>, req: Request) -> Response {
+    let arrived = std::time::Instant::now();
     let name = action_name(req.uri());
     if req.method() != Method::GET && req.method() != Method::POST && req.method() != Method::HEAD {
         let mut r = method_not_allowed(State(app.clone()), req).await;
@@ -514,11 +515,15 @@ async fn action_handler(State(app): State<AppState>, req: Request) -> Response {
     } else {
         identify(&app, &headers).await
     };
+    let writes = !action.side_effect_free();
+    if !writes {
+        read_your_writes(&app, &headers, arrived).await;
+    }
     let mut ctx = ActionContext::new(app.clone(), user);
     ctx.uploads = uploads;
     let result = ctx.run_top(&name, params).await;
     let (status, body) = envelope(&app, &name, result);
-    match callback {
+    let mut response = match callback {
         Some(cb) if status == StatusCode::OK => {
             let body = format!("{}({});", html_escape(&cb), body);
             (
@@ -529,6 +534,60 @@ async fn action_handler(State(app): State<AppState>, req: Request) -> Response {
                 .into_response()
         }
         _ => json_response(status, &body),
+    };
+    if writes && status == StatusCode::OK {
+        mark_sequence(&app, &mut response);
+    }
+    response
+}
+
+/// The header and cookie that carry the change-feed sequence number of a client's last write.
+pub const SEQUENCE_HEADER: &str = "x-catalog-seq";
+const SEQUENCE_COOKIE: &str = "catalog_seq";
+
+/// The sequence number a request says it has written up to: the `X-Catalog-Seq` header, else
+/// the `catalog_seq` cookie.
+pub fn seen_sequence(headers: &HeaderMap) -> Option<i64> {
+    if let Some(v) = headers.get(SEQUENCE_HEADER).and_then(|v| v.to_str().ok()) {
+        return v.trim().parse().ok();
+    }
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(k, _)| *k == SEQUENCE_COOKIE)
+        .and_then(|(_, v)| v.trim().parse().ok())
+}
+
+/// Before a read: when the request carries the sequence number of a write made on another
+/// node, waits (within `catalog.search.read_your_writes_wait_ms`) until this node's index has
+/// applied it.
+pub async fn read_your_writes(app: &AppState, headers: &HeaderMap, arrived: std::time::Instant) {
+    if let Some(seq) = seen_sequence(headers) {
+        let limit = Duration::from_millis(app.config.catalog.search.read_your_writes_wait_ms);
+        crate::search::indexer::SearchService::catch_up(app, seq, arrived, limit).await;
+    }
+}
+
+/// Tells the client the change-feed position of its write (header and cookie), so that its
+/// next read on any node waits until that node's index has it (read-your-writes across
+/// nodes). Only where each node follows the feed.
+pub fn mark_sequence(app: &AppState, response: &mut Response) {
+    if !app.search.follows_feed() {
+        return;
+    }
+    let seq = app.search.high();
+    if seq <= 0 {
+        return;
+    }
+    if let Ok(v) = header::HeaderValue::from_str(&seq.to_string()) {
+        response.headers_mut().insert(SEQUENCE_HEADER, v);
+    }
+    let cookie = format!("{SEQUENCE_COOKIE}={seq}; Path=/; Max-Age=300; HttpOnly; SameSite=Lax");
+    if let Ok(v) = header::HeaderValue::from_str(&cookie) {
+        response.headers_mut().append(header::SET_COOKIE, v);
     }
 }
 

@@ -58,7 +58,8 @@ pub mod prelude {
     };
     pub use crate::events::{Change, DomainEvent, Entity, EventSubscriber};
     pub use crate::http::{
-        bare_error, envelope, identify, json_response, query_to_params, read_request_body,
+        bare_error, envelope, identify, json_response, mark_sequence, query_to_params,
+        read_request_body, read_your_writes,
     };
     pub use crate::jobs::{enqueue_job, JobHandler, JobOptions};
     pub use crate::params::{
@@ -143,13 +144,16 @@ pub async fn build_app(
         })
         .await?;
     let config_cache_bytes = config.catalog.cache.package_show_bytes;
+    let search = search::indexer::SearchService::new(backend, &data_dir);
+    let follows_feed = search.follows_feed();
     let app = Arc::new(context::App {
         config,
         store,
         registry,
         data_dir,
-        search: search::indexer::SearchService::new(backend),
-        package_cache: cache::PackageCache::new(sqlite, config_cache_bytes),
+        search,
+        // On PostgreSQL only where each node follows the change feed, which invalidates it.
+        package_cache: cache::PackageCache::new(sqlite || follows_feed, config_cache_bytes),
         extensions,
         runtime: runtime::RuntimeConfig::default(),
         jobs: jobs::Jobs::default(),
@@ -167,13 +171,11 @@ pub async fn build_app(
     Ok(app)
 }
 
-/// Drains what a crash left in the outbox; fills an empty index (a new backend, a deleted
-/// index directory) from the store.
+/// Brings the index up to the store: applies what a crash (or other nodes, while this one was
+/// down) left in the change feed, and fills an empty index (a new node, a deleted index
+/// directory) from the store.
 async fn prepare_search(app: &context::AppState) -> anyhow::Result<()> {
-    let drained = search::indexer::SearchService::sync(app).await?;
-    if drained > 0 {
-        tracing::info!(datasets = drained, "search index caught up from the outbox");
-    }
+    use search::indexer::SearchService;
     let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM package")
         .fetch_one(&app.store.pool)
         .await?;
@@ -196,10 +198,29 @@ async fn prepare_search(app: &context::AppState) -> anyhow::Result<()> {
         .count;
     if stored > 0 && indexed == 0 {
         tracing::info!(datasets = stored, "search index is empty: rebuilding it");
-        let report = search::indexer::SearchService::rebuild(app, &|_, _| {}).await?;
+        let report = SearchService::rebuild_from_head(app, &|_, _| {}).await?;
         for (id, e) in &report.failed {
             tracing::warn!(dataset = %id, error = %e, "dataset could not be indexed");
         }
+    } else if app.search.follows_feed() && !app.search.has_position() {
+        // An index of an older version, which drained the outbox: what is left in it is
+        // what that index has not seen.
+        let oldest: Option<i64> = sqlx::query_scalar("SELECT MIN(seq) FROM search_outbox")
+            .fetch_one(&app.store.pool)
+            .await?;
+        app.search.reset_position(oldest.map_or(0, |o| o - 1))?;
+    } else if SearchService::fell_behind(app).await? {
+        tracing::warn!(
+            "the search index missed changes removed by the feed's retention: rebuilding it"
+        );
+        SearchService::rebuild_from_head(app, &|_, _| {}).await?;
+    }
+    let applied = SearchService::sync(app).await?;
+    if applied > 0 {
+        tracing::info!(
+            datasets = applied,
+            "search index caught up from the change feed"
+        );
     }
     Ok(())
 }

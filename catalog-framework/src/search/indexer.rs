@@ -2,15 +2,25 @@
 //!
 //! Every write to a dataset (its row or its memberships) inserts a row into `search_outbox`,
 //! by database triggers, in the same transaction as the write. After a write action commits,
-//! [`SearchService::sync`] drains the outbox into the backend before the response is sent, so
-//! a search right after a successful write sees it. A crash between the commit and the sync
-//! leaves the rows in the outbox; the next start drains them.
+//! [`SearchService::sync`] brings the index up to the outbox before the response is sent, so
+//! a search right after a successful write sees it.
+//!
+//! How depends on the backend. A local index (each node's own tantivy index, the default)
+//! follows the outbox as a change feed: each node applies the rows after its position and
+//! keeps them for the other nodes ([`super::feed`], ADR 0006); a request that carries the
+//! sequence number of a write made on another node waits until this node has applied it
+//! ([`SearchService::catch_up`]). A shared index (the `postgres` backend) is fed once: the node
+//! that applies a row deletes it. Either way a crash between the commit and the sync leaves
+//! the rows for the next pass.
 
 use std::collections::{BTreeSet, HashSet};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::feed::{Position, GAP_TIMEOUT};
 use super::{IndexDocument, SearchBackend};
 use crate::authz::dataset_labels;
 use crate::context::{ActionContext, AppState};
@@ -22,10 +32,19 @@ const BATCH: i64 = 500;
 /// The chosen backend plus the indexer's bookkeeping.
 pub struct SearchService {
     pub backend: Arc<dyn SearchBackend>,
-    /// One drain at a time; a writer that waits here finds its rows already indexed.
-    sync_lock: tokio::sync::Mutex<()>,
+    /// One pass at a time; a writer that waits here finds its rows already indexed. Holds
+    /// when the last completed pass started (read-your-writes waits for a pass that started
+    /// after the request arrived).
+    sync_lock: tokio::sync::Mutex<Option<Instant>>,
     /// While a rebuild runs: the datasets changed meanwhile, replayed into the new index.
     rebuild_dirty: std::sync::Mutex<Option<HashSet<String>>>,
+    /// A local index's position in the change feed (unused for a shared index).
+    position: std::sync::Mutex<Position>,
+    /// Where the position is saved; `None` for a shared index.
+    position_file: Option<std::path::PathBuf>,
+    /// Copies of the position's high and watermark, read without a lock.
+    high: AtomicI64,
+    watermark: AtomicI64,
 }
 
 /// What a rebuild did.
@@ -49,18 +68,248 @@ pub struct CheckReport {
 }
 
 impl SearchService {
-    pub fn new(backend: Arc<dyn SearchBackend>) -> SearchService {
+    /// The service of a backend; a local index keeps its feed position under `data_dir`.
+    pub fn new(backend: Arc<dyn SearchBackend>, data_dir: &std::path::Path) -> SearchService {
+        let position_file = (!backend.shared()).then(|| Position::file(data_dir));
+        let position = position_file
+            .as_deref()
+            .and_then(Position::load)
+            .unwrap_or_default();
         SearchService {
+            high: AtomicI64::new(position.high),
+            watermark: AtomicI64::new(position.watermark()),
             backend,
             sync_lock: Default::default(),
             rebuild_dirty: Default::default(),
+            position: std::sync::Mutex::new(position),
+            position_file,
         }
     }
 
-    /// Drains the outbox into the index. Returns how many datasets were (re)indexed or removed.
+    /// Whether this node follows the change feed (its index is its own).
+    pub fn follows_feed(&self) -> bool {
+        self.position_file.is_some()
+    }
+
+    /// The highest feed sequence number this node has applied (what a write's answer tells
+    /// the client to wait for on other nodes).
+    pub fn high(&self) -> i64 {
+        self.high.load(Ordering::Acquire)
+    }
+
+    /// Whether this node has a saved feed position (false: a new node or an older version).
+    pub fn has_position(&self) -> bool {
+        self.position_file.as_deref().is_some_and(|f| f.exists())
+    }
+
+    /// Sets the feed position (a new node, or one that fell behind retention: it rebuilds
+    /// from the store and follows the feed from `high`).
+    pub fn reset_position(&self, high: i64) -> anyhow::Result<()> {
+        let p = Position {
+            high,
+            gaps: Default::default(),
+        };
+        self.publish(&p)?;
+        *self.position.lock().expect("poisoned") = p;
+        Ok(())
+    }
+
+    fn publish(&self, p: &Position) -> anyhow::Result<()> {
+        if let Some(file) = &self.position_file {
+            p.save(file)?;
+        }
+        self.high.store(p.high, Ordering::Release);
+        self.watermark.store(p.watermark(), Ordering::Release);
+        Ok(())
+    }
+
+    /// Brings the index up to the outbox. Returns how many datasets were (re)indexed or
+    /// removed.
     pub async fn sync(app: &AppState) -> anyhow::Result<usize> {
+        let mut guard = app.search.sync_lock.lock().await;
+        Self::pass(app, &mut guard).await
+    }
+
+    /// One pass, with the sync lock held.
+    async fn pass(app: &AppState, last_start: &mut Option<Instant>) -> anyhow::Result<usize> {
+        let started = Instant::now();
+        let result = if app.search.follows_feed() {
+            Self::follow(app).await
+        } else {
+            Self::drain(app).await
+        };
+        if result.is_ok() {
+            *last_start = Some(started);
+        }
+        result
+    }
+
+    /// Read-your-writes across nodes: waits (at most `limit`) until this node has applied
+    /// every change up to `seq`, the number another node's write answered with. Every change
+    /// that committed before the request arrived is applied by a pass that starts after it
+    /// arrived, so one such pass is enough; concurrent waiters share it.
+    pub async fn catch_up(app: &AppState, seq: i64, arrived: Instant, limit: Duration) {
         let svc = &app.search;
-        let _guard = svc.sync_lock.lock().await;
+        if !svc.follows_feed() || svc.watermark.load(Ordering::Acquire) >= seq {
+            return;
+        }
+        let wait = async {
+            let mut guard = svc.sync_lock.lock().await;
+            if guard.is_some_and(|started| started >= arrived) {
+                return;
+            }
+            if let Err(e) = Self::pass(app, &mut guard).await {
+                tracing::warn!(error = %e, "search feed pass for a read-your-writes request failed");
+            }
+        };
+        if tokio::time::timeout(limit, wait).await.is_err() {
+            tracing::warn!(
+                seq,
+                "read-your-writes wait timed out; answering from the index as it is"
+            );
+        }
+    }
+
+    /// Applies the change feed after this node's position (a local index).
+    async fn follow(app: &AppState) -> anyhow::Result<usize> {
+        let svc = &app.search;
+        let mut pos = svc.position.lock().expect("poisoned").clone();
+        let mut total = 0;
+        // The gaps first: rows of transactions that were still running at the last pass.
+        let gaps: Vec<i64> = pos.gaps.keys().copied().collect();
+        for chunk in gaps.chunks(BATCH as usize) {
+            let list = chunk
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(",");
+            let rows = sqlx::query(&format!(
+                "SELECT seq, package_id FROM search_outbox WHERE seq IN ({list})"
+            ))
+            .fetch_all(&app.store.pool)
+            .await?;
+            if rows.is_empty() {
+                continue;
+            }
+            for r in &rows {
+                pos.saw(r.i("seq"));
+            }
+            let ids: BTreeSet<String> = rows.iter().map(|r| r.s("package_id")).collect();
+            total += Self::apply_ids(app, &ids).await?;
+        }
+        loop {
+            let rows = sqlx::query(
+                "SELECT seq, package_id FROM search_outbox WHERE seq > $1 ORDER BY seq LIMIT $2",
+            )
+            .bind(pos.high)
+            .bind(BATCH)
+            .fetch_all(&app.store.pool)
+            .await?;
+            if rows.is_empty() {
+                break;
+            }
+            for r in &rows {
+                pos.saw(r.i("seq"));
+            }
+            let ids: BTreeSet<String> = rows.iter().map(|r| r.s("package_id")).collect();
+            total += Self::apply_ids(app, &ids).await?;
+            svc.publish(&pos)?;
+            *svc.position.lock().expect("poisoned") = pos.clone();
+        }
+        let expired = pos.expire(GAP_TIMEOUT);
+        if expired > 0 {
+            tracing::info!(
+                expired,
+                "search feed: sequence numbers never committed, given up"
+            );
+        }
+        if *svc.position.lock().expect("poisoned") != pos {
+            svc.publish(&pos)?;
+            *svc.position.lock().expect("poisoned") = pos;
+        }
+        Ok(total)
+    }
+
+    /// Indexes (or removes) datasets; a rebuild in progress replays them.
+    async fn apply_ids(app: &AppState, ids: &BTreeSet<String>) -> anyhow::Result<usize> {
+        let svc = &app.search;
+        // Before the documents are built, so that they are not built from the cache.
+        app.package_cache.invalidate(ids);
+        let (upserts, deletes) = documents(app, ids).await?;
+        svc.backend.apply(upserts, deletes).await?;
+        if let Some(dirty) = svc.rebuild_dirty.lock().expect("poisoned").as_mut() {
+            dirty.extend(ids.iter().cloned());
+        }
+        Ok(ids.len())
+    }
+
+    /// Retention of the change feed: keeps the newest `catalog.search.feed_retention` rows
+    /// and records how far it removed. Returns how many rows went.
+    pub async fn collect_garbage(app: &AppState) -> anyhow::Result<u64> {
+        let retention = app.config.catalog.search.feed_retention.max(1_000);
+        let max: Option<i64> = sqlx::query_scalar("SELECT MAX(seq) FROM search_outbox")
+            .fetch_one(&app.store.pool)
+            .await?;
+        let cut = max.unwrap_or(0) - retention;
+        if cut <= 0 {
+            return Ok(0);
+        }
+        let _w = app.store.lock_writes().await;
+        let mut tx = app.store.pool.begin().await?;
+        let deleted = sqlx::query("DELETE FROM search_outbox WHERE seq <= $1")
+            .bind(cut)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        sqlx::query(
+            "INSERT INTO search_feed_meta (name, value) VALUES ('gc_through', $1) \
+             ON CONFLICT (name) DO UPDATE SET value = CASE WHEN excluded.value > search_feed_meta.value \
+             THEN excluded.value ELSE search_feed_meta.value END",
+        )
+        .bind(cut)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(deleted)
+    }
+
+    /// Whether retention removed changes this node has not applied (it must rebuild).
+    pub async fn fell_behind(app: &AppState) -> anyhow::Result<bool> {
+        if !app.search.follows_feed() {
+            return Ok(false);
+        }
+        let gc_through: Option<i64> =
+            sqlx::query_scalar("SELECT value FROM search_feed_meta WHERE name = 'gc_through'")
+                .fetch_optional(&app.store.pool)
+                .await?;
+        Ok(gc_through.is_some_and(|g| g > app.search.watermark.load(Ordering::Acquire)))
+    }
+
+    /// The newest feed sequence number in the store (0 when the feed is empty).
+    pub async fn feed_head(app: &AppState) -> anyhow::Result<i64> {
+        let max: Option<i64> = sqlx::query_scalar("SELECT MAX(seq) FROM search_outbox")
+            .fetch_one(&app.store.pool)
+            .await?;
+        Ok(max.unwrap_or(0))
+    }
+
+    /// Rebuilds a following node's index from the store and follows the feed from its head
+    /// at the start (changes during the rebuild are applied to the serving index and
+    /// replayed into the new one).
+    pub async fn rebuild_from_head(
+        app: &AppState,
+        progress: &(dyn Fn(usize, usize) + Send + Sync),
+    ) -> anyhow::Result<RebuildReport> {
+        if app.search.follows_feed() {
+            let head = Self::feed_head(app).await?;
+            app.search.reset_position(head)?;
+        }
+        Self::rebuild(app, progress).await
+    }
+
+    /// Drains the outbox into a shared index: applied rows are deleted.
+    async fn drain(app: &AppState) -> anyhow::Result<usize> {
+        let svc = &app.search;
         let mut total = 0;
         loop {
             let rows =
@@ -222,12 +471,46 @@ async fn documents_lenient(
 /// other API nodes) and retries after a failed sync.
 pub fn spawn_background_sync(app: AppState) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(2));
+        // A following node polls the feed four times a second (an indexed range read of
+        // nothing, most of the time), so other nodes' writes show within a second.
+        let every = if app.search.follows_feed() {
+            Duration::from_millis(250)
+        } else {
+            Duration::from_secs(2)
+        };
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut last_slow = Instant::now();
+        let mut last_gc = Instant::now();
         loop {
             tick.tick().await;
             if let Err(e) = SearchService::sync(&app).await {
                 tracing::warn!(error = %e, "background search index sync failed");
             }
+            if last_gc.elapsed() >= Duration::from_secs(60) {
+                last_gc = Instant::now();
+                match SearchService::collect_garbage(&app).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(rows = n, "search feed retention removed old changes"),
+                    Err(e) => tracing::warn!(error = %e, "search feed retention failed"),
+                }
+                match SearchService::fell_behind(&app).await {
+                    Ok(false) => {}
+                    Ok(true) => {
+                        tracing::warn!("this node missed changes removed by the feed's retention: rebuilding its search index");
+                        if let Err(e) = SearchService::rebuild_from_head(&app, &|_, _| {}).await {
+                            tracing::error!(error = %e, "search index rebuild failed");
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "checking the search feed position failed")
+                    }
+                }
+            }
+            if last_slow.elapsed() < Duration::from_secs(2) {
+                continue;
+            }
+            last_slow = Instant::now();
             // Site settings another node changed at run time.
             match app.store.pool.acquire().await {
                 Ok(mut conn) => {

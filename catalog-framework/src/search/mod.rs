@@ -6,6 +6,7 @@
 //! under a name and chosen by `catalog.search.backend` (default `tantivy`).
 
 pub mod document;
+pub mod feed;
 pub mod fields;
 pub mod indexer;
 pub mod query;
@@ -79,6 +80,13 @@ pub trait SearchBackend: Send + Sync + 'static {
     /// Starts a rebuild into a fresh index; the current one keeps serving until
     /// [`IndexRebuild::finish`] swaps the new one in.
     async fn rebuild(&self) -> anyhow::Result<Box<dyn IndexRebuild>>;
+
+    /// Whether every node shares this one index (it lives in the store, as the `postgres`
+    /// backend's). A shared index is fed once, by whichever node drains the outbox; a local
+    /// one (the default: each node's own tantivy index) follows the change feed on every node.
+    fn shared(&self) -> bool {
+        false
+    }
 }
 
 /// A rebuild in progress.

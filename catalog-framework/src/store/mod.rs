@@ -86,6 +86,11 @@ const MIGRATIONS: &[crate::plugin::Migration] = &[
         sqlite: include_str!("migrations/sqlite/0006_plugin_data_reset_key.sql"),
         postgres: include_str!("migrations/postgres/0006_plugin_data_reset_key.sql"),
     },
+    crate::plugin::Migration {
+        version: "0007_search_feed",
+        sqlite: include_str!("migrations/sqlite/0007_search_feed.sql"),
+        postgres: include_str!("migrations/postgres/0007_search_feed.sql"),
+    },
 ];
 
 /// Splits a migration into statements at `;`, keeping SQLite trigger bodies

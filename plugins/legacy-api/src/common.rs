@@ -66,8 +66,12 @@ impl LegacyRequest {
     /// does) and reads the body within the Action API's bounds. A body too large or too slow
     /// is answered at once.
     pub async fn read(app: AppState, req: Request) -> Result<LegacyRequest, Response> {
+        let arrived = std::time::Instant::now();
         let (parts, body) = req.into_parts();
         let user = identify(&app, &parts.headers).await;
+        if parts.method == Method::GET {
+            read_your_writes(&app, &parts.headers, arrived).await;
+        }
         let body = read_request_body(&app, body)
             .await
             .map_err(|(status, msg)| plain_error(status, &msg))?;

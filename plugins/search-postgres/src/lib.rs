@@ -324,6 +324,10 @@ fn db_error(e: impl std::fmt::Display) -> CkanError {
 
 #[async_trait]
 impl SearchBackend for PostgresBackend {
+    fn shared(&self) -> bool {
+        true
+    }
+
     async fn apply(&self, upserts: Vec<IndexDocument>, deletes: Vec<String>) -> anyhow::Result<()> {
         if upserts.is_empty() && deletes.is_empty() {
             return Ok(());

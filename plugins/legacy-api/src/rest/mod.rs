@@ -149,7 +149,11 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
             "Bad request - Method not allowed",
         )),
     };
-    answer.unwrap_or_else(|e| e)
+    let mut response = answer.unwrap_or_else(|e| e);
+    if lr.method != Method::GET && response.status().is_success() {
+        mark_sequence(&lr.app, &mut response);
+    }
+    response
 }
 
 async fn list(lr: &LegacyRequest, t: &Target) -> Answer {

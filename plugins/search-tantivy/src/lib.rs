@@ -13,7 +13,12 @@
 //! a new generation while the old one serves and swaps by rewriting `CURRENT`.
 #![forbid(unsafe_code)]
 
+mod cache;
+mod deep;
+mod facets;
 mod query;
+
+use facets::{FacetCollector, FacetFruit};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -152,6 +157,8 @@ struct Generation {
     /// process may search but not write.
     writer: Option<Mutex<IndexWriter>>,
     f: Fields,
+    /// Answers of recent searches on this generation's current reader.
+    answers: cache::ResultCache,
 }
 
 impl Generation {
@@ -184,6 +191,7 @@ impl Generation {
             reader,
             writer,
             f,
+            answers: Default::default(),
         })
     }
 
@@ -277,6 +285,21 @@ impl TantivyBackend {
 
 fn search_blocking(gen: &Generation, req: &SearchRequest) -> CkanResult<SearchHits> {
     let searcher = gen.reader.searcher();
+    let generation = searcher.generation().generation_id();
+    let key = format!("{req:?}");
+    if let Some(hits) = gen.answers.get(generation, &key) {
+        return Ok(hits);
+    }
+    let hits = search_uncached(gen, &searcher, req)?;
+    gen.answers.put(generation, key, &hits);
+    Ok(hits)
+}
+
+fn search_uncached(
+    gen: &Generation,
+    searcher: &tantivy::Searcher,
+    req: &SearchRequest,
+) -> CkanResult<SearchHits> {
     let builder = query::Builder::new(&gen.f);
     let main = builder.build(&req.query)?;
     let mut clauses: Vec<(Occur, Box<dyn tantivy::query::Query>)> = vec![(Occur::Must, main)];
@@ -290,31 +313,64 @@ fn search_blocking(gen: &Generation, req: &SearchRequest) -> CkanResult<SearchHi
         ));
     }
     let q = BooleanQuery::new(clauses);
-    let count = searcher.search(&q, &Count).map_err(engine_error)?;
-    let docs = if req.rows == 0 || req.start >= count {
+    // Count, page and string facets in one pass over the matches.
+    let facet_columns: Vec<String> = req
+        .facet_fields
+        .iter()
+        .filter(|f| kind(f) == FieldKind::String)
+        .map(|f| format!("s.{f}"))
+        .collect();
+    let facets_wanted = FacetCollector {
+        columns: facet_columns,
+    };
+    let (count, addrs, mut by_column) = if req.rows == 0 {
+        let (count, fruit) = searcher
+            .search(&q, &(Count, facets_wanted))
+            .map_err(engine_error)?;
+        (count, Vec::new(), fruit)
+    } else {
+        top_docs(&searcher, &q, req, facets_wanted)?
+    };
+    let mut docs = Vec::with_capacity(addrs.len());
+    for a in addrs {
+        let d: TantivyDocument = searcher.doc(a).map_err(engine_error)?;
+        docs.push(
+            d.get_first(gen.f.data)
+                .and_then(|v| v.as_str())
+                .unwrap_or("{}")
+                .to_string(),
+        );
+    }
+    // Date facets (rare) by tantivy's aggregation; text fields hold tokens, not values: none.
+    let dated: Vec<String> = req
+        .facet_fields
+        .iter()
+        .filter(|f| kind(f) == FieldKind::Date)
+        .cloned()
+        .collect();
+    let mut dated_counts = if dated.is_empty() || count == 0 {
         Vec::new()
     } else {
-        let addrs = top_docs(&searcher, &q, req)?;
-        let mut out = Vec::with_capacity(addrs.len());
-        for a in addrs {
-            let d: TantivyDocument = searcher.doc(a).map_err(engine_error)?;
-            out.push(
-                d.get_first(gen.f.data)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("{}")
-                    .to_string(),
-            );
-        }
-        out
+        facet_counts(&searcher, &q, req, &dated)?
     };
-    let facets = if req.facet_fields.is_empty() || count == 0 {
-        req.facet_fields
-            .iter()
-            .map(|f| (f.clone(), Vec::new()))
-            .collect()
-    } else {
-        facet_counts(&searcher, &q, req)?
-    };
+    let mut facets = Vec::with_capacity(req.facet_fields.len());
+    // The string facets' counts, in the order of their columns.
+    let mut string_counts = by_column.iter_mut();
+    for field in &req.facet_fields {
+        let values = match kind(field) {
+            FieldKind::String => {
+                let counts = string_counts.next().map(std::mem::take).unwrap_or_default();
+                ranked(counts.into_iter().collect(), req)
+            }
+            FieldKind::Date => dated_counts
+                .iter_mut()
+                .find(|(f, _)| f == field)
+                .map(|(_, v)| std::mem::take(v))
+                .unwrap_or_default(),
+            FieldKind::Text | FieldKind::TextGeneral => Vec::new(),
+        };
+        facets.push((field.clone(), values));
+    }
     Ok(SearchHits {
         count: count as u64,
         docs,
@@ -366,12 +422,46 @@ fn order(desc: bool) -> Order {
     }
 }
 
-/// The page of document addresses, by the requested sort keys then by id.
+/// From this `start` on, score and date sorts take the compact path of [`deep`].
+const DEEP_START: usize = 1_000;
+
+/// The page of document addresses, by the requested sort keys then by id, with the count and
+/// the facets of the same pass.
 fn top_docs(
     searcher: &tantivy::Searcher,
     q: &dyn tantivy::query::Query,
     req: &SearchRequest,
-) -> CkanResult<Vec<tantivy::DocAddress>> {
+    facets: FacetCollector,
+) -> CkanResult<(usize, Vec<tantivy::DocAddress>, FacetFruit)> {
+    if req.start >= DEEP_START {
+        let compact: Option<Vec<(deep::Key, bool)>> = req
+            .sort
+            .iter()
+            .take(3)
+            .map(|k| match &k.field {
+                SortField::Score => Some((deep::Key::Score, k.descending)),
+                SortField::Field(f) if f == "metadata_modified" || f == "metadata_created" => {
+                    Some((deep::Key::Date(f.clone()), k.descending))
+                }
+                SortField::Field(_) => None,
+            })
+            .collect();
+        if let Some(keys) = compact.filter(|k| k.len() <= 2) {
+            let descending: Vec<bool> = keys.iter().map(|(_, d)| *d).collect();
+            let collector = deep::DeepCollector {
+                keys: keys.into_iter().map(|(k, _)| k).collect(),
+            };
+            let (entries, fruit) = searcher
+                .search(q, &(collector, facets))
+                .map_err(engine_error)?;
+            let count = entries.len();
+            return Ok((
+                count,
+                deep::page(entries, &descending, req.start, req.rows),
+                fruit,
+            ));
+        }
+    }
     let mut keys: Vec<(SortByErasedType, Order)> = Vec::new();
     for k in req.sort.iter().take(3) {
         keys.push((sort_column(&k.field)?, order(k.descending)));
@@ -387,44 +477,55 @@ fn top_docs(
     let top = TopDocs::with_limit(req.rows).and_offset(req.start);
     let mut it = keys.into_iter();
     let k1 = it.next().expect("at least the id key");
-    let addrs: Vec<tantivy::DocAddress> = match (it.next(), it.next(), it.next()) {
-        (None, _, _) => collect(searcher, q, top.order_by(k1))?,
-        (Some(k2), None, _) => collect(searcher, q, top.order_by((k1, k2)))?,
-        (Some(k2), Some(k3), None) => collect(searcher, q, top.order_by((k1, k2, k3)))?,
-        (Some(k2), Some(k3), Some(k4)) => collect(searcher, q, top.order_by((k1, k2, k3, k4)))?,
-    };
-    Ok(addrs)
+    match (it.next(), it.next(), it.next()) {
+        (None, _, _) => collect(searcher, q, top.order_by(k1), facets),
+        (Some(k2), None, _) => collect(searcher, q, top.order_by((k1, k2)), facets),
+        (Some(k2), Some(k3), None) => collect(searcher, q, top.order_by((k1, k2, k3)), facets),
+        (Some(k2), Some(k3), Some(k4)) => {
+            collect(searcher, q, top.order_by((k1, k2, k3, k4)), facets)
+        }
+    }
 }
 
 fn collect<K, C>(
     searcher: &tantivy::Searcher,
     q: &dyn tantivy::query::Query,
     collector: C,
-) -> CkanResult<Vec<tantivy::DocAddress>>
+    facets: FacetCollector,
+) -> CkanResult<(usize, Vec<tantivy::DocAddress>, FacetFruit)>
 where
     C: tantivy::collector::Collector<Fruit = Vec<(K, tantivy::DocAddress)>>,
 {
-    Ok(searcher
-        .search(q, &collector)
-        .map_err(engine_error)?
-        .into_iter()
-        .map(|(_, a)| a)
-        .collect())
+    let (count, top, fruit) = searcher
+        .search(q, &(Count, collector, facets))
+        .map_err(engine_error)?;
+    Ok((count, top.into_iter().map(|(_, a)| a).collect(), fruit))
+}
+
+/// A facet's values by count (descending) then value, cut at the limit, as Solr returns them.
+fn ranked(mut values: Vec<(String, u64)>, req: &SearchRequest) -> Vec<(String, u64)> {
+    values.retain(|(_, c)| *c >= req.facet_mincount.max(1));
+    values.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    if let Some(l) = req.facet_limit {
+        values.truncate(l);
+    }
+    values
 }
 
 /// One field's facet: `(field, [(value, count)])`.
 type Facet = (String, Vec<(String, u64)>);
 
-/// Facet counts by terms aggregations over the `s` fast fields.
+/// Facet counts of date fields by terms aggregations (string fields: [`FacetCollector`]).
 fn facet_counts(
     searcher: &tantivy::Searcher,
     q: &dyn tantivy::query::Query,
     req: &SearchRequest,
+    fields: &[String],
 ) -> CkanResult<Vec<Facet>> {
     // Ask for more than the limit so that ties at the cut are broken by value, as Solr does.
     let size = req.facet_limit.map(|l| l + 100).unwrap_or(100_000);
     let mut aggs = serde_json::Map::new();
-    for (i, field) in req.facet_fields.iter().enumerate() {
+    for (i, field) in fields.iter().enumerate() {
         let column = match kind(field) {
             FieldKind::String => format!("s.{field}"),
             FieldKind::Date if field == "metadata_modified" || field == "metadata_created" => {
@@ -448,8 +549,8 @@ fn facet_counts(
     let res: AggregationResults = searcher.search(q, &collector).map_err(engine_error)?;
     let res = serde_json::to_value(&res).map_err(engine_error)?;
     let mut out = Vec::new();
-    for (i, field) in req.facet_fields.iter().enumerate() {
-        let mut values: Vec<(String, u64)> = res
+    for (i, field) in fields.iter().enumerate() {
+        let values: Vec<(String, u64)> = res
             .get(format!("f{i}"))
             .and_then(|a| a.get("buckets"))
             .and_then(Value::as_array)
@@ -462,13 +563,8 @@ fn facet_counts(
                 };
                 Some((key, b.get("doc_count")?.as_u64()?))
             })
-            .filter(|(_, c)| *c >= req.facet_mincount)
             .collect();
-        values.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        if let Some(l) = req.facet_limit {
-            values.truncate(l);
-        }
-        out.push((field.clone(), values));
+        out.push((field.clone(), ranked(values, req)));
     }
     Ok(out)
 }

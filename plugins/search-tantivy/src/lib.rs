@@ -171,7 +171,10 @@ impl Generation {
         let dir = root.join(name);
         std::fs::create_dir_all(&dir)?;
         let (schema, f) = schema();
-        let index = Index::open_or_create(MmapDirectory::open(&dir)?, schema)?;
+        let mut index = Index::open_or_create(MmapDirectory::open(&dir)?, schema)?;
+        // A search collects its segments on up to this many threads: a lone query uses every
+        // core (under load the queries themselves keep the cores busy).
+        index.set_multithread_executor(search_threads())?;
         index.tokenizers().register(EN, en_analyzer());
         index.tokenizers().register(GENERAL, general_analyzer());
         let writer = match index.writer_with_num_threads(threads, writer_bytes) {
@@ -228,6 +231,11 @@ impl Generation {
         self.reader.reload()?;
         Ok(())
     }
+}
+
+/// Threads a search collects segments on: the machine's cores, at most 4.
+fn search_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
 
 /// The tantivy search backend.

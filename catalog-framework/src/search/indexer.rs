@@ -29,6 +29,9 @@ use crate::store::RowExt;
 /// Datasets drained from the outbox per backend batch.
 const BATCH: i64 = 500;
 
+/// Documents a rebuild builds at a time.
+const REBUILD_CONCURRENCY: usize = 8;
+
 /// The chosen backend plus the indexer's bookkeeping.
 pub struct SearchService {
     pub backend: Arc<dyn SearchBackend>,
@@ -454,14 +457,29 @@ async fn documents_lenient(
     app: &AppState,
     ids: &BTreeSet<String>,
 ) -> (Vec<IndexDocument>, Vec<(String, String)>) {
-    let mut docs = Vec::new();
+    use futures::stream::{self, StreamExt};
+    // Several datasets at a time: each document is a few queries, and on SQLite each query is a
+    // hand-off to the connection's thread; overlapping them keeps both cores busy.
+    let results: Vec<(String, anyhow::Result<Option<IndexDocument>>)> =
+        stream::iter(ids.iter().cloned())
+            .map(|id| {
+                let app = app.clone();
+                async move {
+                    let mut vocabularies = None;
+                    let doc = document_with(&app, &id, &mut vocabularies).await;
+                    (id, doc)
+                }
+            })
+            .buffered(REBUILD_CONCURRENCY)
+            .collect()
+            .await;
+    let mut docs = Vec::with_capacity(results.len());
     let mut failed = Vec::new();
-    let mut vocabularies = None;
-    for id in ids {
-        match document_with(app, id, &mut vocabularies).await {
+    for (id, r) in results {
+        match r {
             Ok(Some(doc)) => docs.push(doc),
             Ok(None) => {}
-            Err(e) => failed.push((id.clone(), e.to_string())),
+            Err(e) => failed.push((id, e.to_string())),
         }
     }
     (docs, failed)

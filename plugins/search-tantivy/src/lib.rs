@@ -337,7 +337,7 @@ fn search_uncached(
             .map_err(engine_error)?;
         (count, Vec::new(), fruit)
     } else {
-        top_docs(&searcher, &q, req, facets_wanted)?
+        top_docs(searcher, &q, req, facets_wanted)?
     };
     let mut docs = Vec::with_capacity(addrs.len());
     for a in addrs {
@@ -359,7 +359,7 @@ fn search_uncached(
     let mut dated_counts = if dated.is_empty() || count == 0 {
         Vec::new()
     } else {
-        facet_counts(&searcher, &q, req, &dated)?
+        facet_counts(searcher, &q, req, &dated)?
     };
     let mut facets = Vec::with_capacity(req.facet_fields.len());
     // The string facets' counts, in the order of their columns.

@@ -76,16 +76,7 @@ pub(crate) async fn rest_form(lr: &LegacyRequest, id: &str) -> CkanResult<Value>
         .collect();
     d.insert("tags".into(), Value::Array(tags));
 
-    let extras: Map<String, Value> = d
-        .get("extras")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| {
-            let key = e.get("key")?.as_str()?.to_string();
-            Some((key, e.get("value").cloned().unwrap_or(Value::Null)))
-        })
-        .collect();
+    let extras = super::extras_object(&d);
     d.insert("extras".into(), Value::Object(extras));
 
     let groups: Vec<Value> = d
@@ -208,22 +199,7 @@ pub(crate) fn from_api(
                 other => other,
             },
             "extras" => match value {
-                Value::Object(given) => {
-                    let mut merged = current_extras.cloned().unwrap_or_default();
-                    for (k, v) in given {
-                        if v.is_null() {
-                            merged.remove(&k);
-                        } else {
-                            merged.insert(k, v);
-                        }
-                    }
-                    Value::Array(
-                        merged
-                            .into_iter()
-                            .map(|(k, v)| json!({"key": k, "value": extra_text(v)}))
-                            .collect(),
-                    )
-                }
+                Value::Object(given) => super::merged_extras(current_extras, given, extra_text),
                 other => other,
             },
             "groups" => match value {
@@ -303,18 +279,10 @@ pub async fn update(lr: &LegacyRequest, id: &str) -> Answer {
             return Err(lr.reply(StatusCode::CONFLICT, &v));
         }
     }
-    let current_extras: Map<String, Value> = current
-        .get("extras")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| {
-            Some((
-                e.get("key")?.as_str()?.to_string(),
-                e.get("value").cloned().unwrap_or(Value::Null),
-            ))
-        })
-        .collect();
+    let current_extras = current
+        .as_object()
+        .map(super::extras_object)
+        .unwrap_or_default();
     let mut input = from_api(lr.version, body, Some(&current_extras));
     input.insert("id".into(), json!(current_id));
     lr.run("package_patch", input).await.map_err(fail)?;

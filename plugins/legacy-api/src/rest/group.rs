@@ -45,18 +45,7 @@ async fn rest_form(lr: &LegacyRequest, id: &str) -> CkanResult<Value> {
     let Value::Object(mut d) = g else {
         return Err(internal("group_show did not answer an object"));
     };
-    let extras: Map<String, Value> = d
-        .get("extras")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| {
-            Some((
-                e.get("key")?.as_str()?.to_string(),
-                e.get("value").cloned().unwrap_or(Value::Null),
-            ))
-        })
-        .collect();
+    let extras = super::extras_object(&d);
     d.insert("extras".into(), Value::Object(extras));
     let group_id = d
         .get("id")
@@ -94,22 +83,7 @@ fn from_api(body: Params, current: Option<&Map<String, Value>>) -> Params {
                     })
                     .collect(),
             ),
-            ("extras", Value::Object(given)) => {
-                let mut merged = current.cloned().unwrap_or_default();
-                for (k, v) in given {
-                    if v.is_null() {
-                        merged.remove(&k);
-                    } else {
-                        merged.insert(k, v);
-                    }
-                }
-                Value::Array(
-                    merged
-                        .into_iter()
-                        .map(|(k, v)| json!({"key": k, "value": v}))
-                        .collect(),
-                )
-            }
+            ("extras", Value::Object(given)) => super::merged_extras(current, given, |v| v),
             (_, v) => v,
         };
         out.insert(key, value);

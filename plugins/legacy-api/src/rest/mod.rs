@@ -277,6 +277,44 @@ async fn delete_sub(lr: &LegacyRequest, t: &Target, id: &str, sub: &str, id2: &s
     }
 }
 
+/// The Action API's extras list (`[{"key", "value"}]`) of a dict as the REST form's object.
+pub(crate) fn extras_object(dict: &Map<String, Value>) -> Map<String, Value> {
+    dict.get("extras")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            Some((
+                e.get("key")?.as_str()?.to_string(),
+                e.get("value").cloned().unwrap_or(Value::Null),
+            ))
+        })
+        .collect()
+}
+
+/// REST extras merged over the current ones (a `null` value deletes the key), as the Action
+/// API's list; values are passed through `value` (datasets store strings).
+pub(crate) fn merged_extras(
+    current: Option<&Map<String, Value>>,
+    given: Map<String, Value>,
+    value: impl Fn(Value) -> Value,
+) -> Value {
+    let mut merged = current.cloned().unwrap_or_default();
+    for (k, v) in given {
+        if v.is_null() {
+            merged.remove(&k);
+        } else {
+            merged.insert(k, v);
+        }
+    }
+    Value::Array(
+        merged
+            .into_iter()
+            .map(|(k, v)| json!({"key": k, "value": value(v)}))
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

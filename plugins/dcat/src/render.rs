@@ -1,6 +1,7 @@
 //! Building the graphs of the dataset and catalog endpoints and serializing them
 //! (spec/dcat.md §1, §4).
 
+use crate::rdf::cache::RenderCache;
 use std::sync::Arc;
 
 use crate::rdf::graph::{iri, lit, n, typed};
@@ -96,18 +97,38 @@ pub async fn dataset_document(
     let mut p = Params::new();
     p.insert("id".into(), json!(id));
     let dataset = ctx.call("package_show", p).await?;
+    let requested = profiles.unwrap_or("").trim().to_string();
     let profiles = resolve_profiles(ctx, profiles)?;
     let format = format?;
     let app = ctx.app.clone();
-    catalog_framework::prelude::run_blocking(move || {
-        let cx = dcat_context(&app)?;
-        let mut g = RdfGraph::new();
-        if let Some(d) = dataset.as_object() {
-            cx.add_dataset(&mut g, d, &as_refs(&profiles));
+    // The same dict rendered the same way is the same document (see rdf::cache).
+    let key = serde_json::to_vec(&dataset).ok().map(|json| {
+        RenderCache::key(
+            &json,
+            &format!("{format:?}"),
+            &[requested.as_str()],
+            &app.site_title(),
+        )
+    });
+    if let Some(hit) = key.and_then(|k| dcat(&app).ok()?.render_cache.get(k)) {
+        return Ok((format, hit.to_vec()));
+    }
+    let (format, body) = catalog_framework::prelude::run_blocking({
+        let app = app.clone();
+        move || {
+            let cx = dcat_context(&app)?;
+            let mut g = RdfGraph::new();
+            if let Some(d) = dataset.as_object() {
+                cx.add_dataset(&mut g, d, &as_refs(&profiles));
+            }
+            Ok::<_, CkanError>((format, to_bytes(&g, format)?))
         }
-        Ok((format, to_bytes(&g, format)?))
     })
-    .await?
+    .await??;
+    if let (Some(k), Ok(d)) = (key, dcat(&app)) {
+        d.render_cache.put(k, &body);
+    }
+    Ok((format, body))
 }
 
 /// The catalog parameters the paging links keep.

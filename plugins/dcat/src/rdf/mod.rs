@@ -5,6 +5,7 @@
 //! apply the chosen profiles in order (spec/dcat.md §1.3). Profiles that can also read a graph
 //! back into a dataset dict implement [`DcatProfile::parse_dataset`].
 
+pub mod cache;
 pub mod graph;
 pub mod serialize;
 
@@ -95,6 +96,8 @@ macro_rules! register_dcat_profile {
 pub struct Dcat {
     pub settings: DcatSettings,
     profiles: BTreeMap<String, Arc<Box<dyn DcatProfile>>>,
+    /// Serialized dataset documents (`/dataset/<id>.<ext>`), by content.
+    pub render_cache: cache::RenderCache,
 }
 
 impl Dcat {
@@ -114,7 +117,11 @@ impl Dcat {
                 profiles.keys().collect::<Vec<_>>()
             );
         }
-        Ok(Dcat { settings, profiles })
+        Ok(Dcat {
+            settings,
+            profiles,
+            render_cache: Default::default(),
+        })
     }
 
     /// The profile registered under `name`.

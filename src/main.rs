@@ -15,6 +15,12 @@ use catalog_plugin_search_postgres as _;
 use catalog_plugin_search_tantivy as _;
 use catalog_plugin_views as _;
 
+/// mimalloc rather than glibc's malloc: the server allocates on every request from many
+/// threads, and glibc's arena locks were a tenth of package_show's CPU (docs/BENCHMARKS.md,
+/// "Scale (issue 14)").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> anyhow::Result<()> {
     cli::main()
 }

@@ -303,11 +303,19 @@ impl SearchService {
         app: &AppState,
         progress: &(dyn Fn(usize, usize) + Send + Sync),
     ) -> anyhow::Result<RebuildReport> {
-        if app.search.follows_feed() {
-            let head = Self::feed_head(app).await?;
-            app.search.reset_position(head)?;
+        if !app.search.follows_feed() {
+            return Self::rebuild(app, progress).await;
         }
-        Self::rebuild(app, progress).await
+        let before = app.search.position.lock().expect("poisoned").clone();
+        let head = Self::feed_head(app).await?;
+        app.search.reset_position(head)?;
+        let result = Self::rebuild(app, progress).await;
+        if result.is_err() {
+            // The old index serves on: it still needs what it had not applied.
+            app.search.publish(&before)?;
+            *app.search.position.lock().expect("poisoned") = before;
+        }
+        result
     }
 
     /// Drains the outbox into a shared index: applied rows are deleted.
@@ -500,6 +508,7 @@ pub fn spawn_background_sync(app: AppState) -> tokio::task::JoinHandle<()> {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut last_slow = Instant::now();
         let mut last_gc = Instant::now();
+        let mut rebuilding: Option<tokio::task::JoinHandle<()>> = None;
         loop {
             tick.tick().await;
             if let Err(e) = SearchService::sync(&app).await {
@@ -514,12 +523,19 @@ pub fn spawn_background_sync(app: AppState) -> tokio::task::JoinHandle<()> {
                 }
                 match SearchService::fell_behind(&app).await {
                     Ok(false) => {}
-                    Ok(true) => {
+                    // In a task of its own, so that the feed keeps being applied to the
+                    // serving index (and replayed into the new one) while it runs.
+                    Ok(true) if rebuilding.as_ref().is_none_or(|t| t.is_finished()) => {
                         tracing::warn!("this node missed changes removed by the feed's retention: rebuilding its search index");
-                        if let Err(e) = SearchService::rebuild_from_head(&app, &|_, _| {}).await {
-                            tracing::error!(error = %e, "search index rebuild failed");
-                        }
+                        let app = app.clone();
+                        rebuilding = Some(tokio::spawn(async move {
+                            if let Err(e) = SearchService::rebuild_from_head(&app, &|_, _| {}).await
+                            {
+                                tracing::error!(error = %e, "search index rebuild failed");
+                            }
+                        }));
                     }
+                    Ok(true) => {}
                     Err(e) => {
                         tracing::warn!(error = %e, "checking the search feed position failed")
                     }

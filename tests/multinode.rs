@@ -7,6 +7,8 @@
 //! - B's package_show cache sees A's updates the same way.
 //! - B killed (SIGKILL) and restarted catches up from its saved feed position, without a
 //!   rebuild; a new node C joins by building its index from the store.
+//! - A node that was down while retention removed changes it had not applied rebuilds its
+//!   index when it comes back.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -24,6 +26,10 @@ struct Node {
 
 impl Node {
     fn start(data_dir: &std::path::Path, db: &str, port: u16) -> Node {
+        Node::start_with(data_dir, db, port, &[])
+    }
+
+    fn start_with(data_dir: &std::path::Path, db: &str, port: u16, env: &[(&str, &str)]) -> Node {
         let log = data_dir.join("server.log");
         let out = std::fs::OpenOptions::new()
             .create(true)
@@ -37,6 +43,7 @@ impl Node {
             .arg(db)
             .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
             .env("RUST_LOG", "info,sqlx=warn")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(out)
             .spawn()
@@ -346,4 +353,162 @@ async fn nodes_on_one_postgresql_see_each_others_writes() {
         "the new node's index"
     );
     assert_eq!(all["result"]["count"], 36);
+}
+
+/// The feed keeps only the newest rows (`catalog.search.feed_retention`); a node that missed
+/// removed rows rebuilds from the store when it comes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_node_behind_the_feeds_retention_rebuilds() {
+    let db = ScratchDb::create("catalog_multinode_gc")
+        .await
+        .expect("PostgreSQL reachable at 127.0.0.1:5432");
+    let dirs: Vec<tempfile::TempDir> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    cli(
+        dirs[0].path(),
+        &db.url,
+        &[
+            "sysadmin",
+            "add",
+            "admin",
+            "--email",
+            "a@example.org",
+            "--password",
+            "password-of-admin",
+        ],
+    );
+    let token = cli(
+        dirs[0].path(),
+        &db.url,
+        &["user", "token", "add", "admin", "gc"],
+    )
+    .lines()
+    .last()
+    .unwrap_or_default()
+    .trim()
+    .to_string();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let env = [
+        ("CATALOG__SEARCH__FEED_RETENTION", "1000"),
+        ("CATALOG__SEARCH__FEED_GC_INTERVAL_SECS", "1"),
+    ];
+    let a = Node::start_with(dirs[0].path(), &db.url, free_port(), &env);
+    let port_b = free_port();
+    let mut b = Node::start_with(dirs[1].path(), &db.url, port_b, &env);
+    a.wait_ready(&client).await;
+    b.wait_ready(&client).await;
+    // B has an index with something in it, then goes down.
+    let (_, _, seq) = call(
+        &client,
+        &a,
+        &token,
+        "package_create",
+        json!({"name": "before-gc"}),
+        None,
+    )
+    .await;
+    assert!(found(&client, &b, &token, "before-gc", seq.as_deref()).await);
+    b.kill();
+
+    // Over 1,000 feed rows while B is down: 30 datasets made private and public 20 times.
+    let (_, org, _) = call(
+        &client,
+        &a,
+        &token,
+        "organization_create",
+        json!({"name": "gc-org"}),
+        None,
+    )
+    .await;
+    let org = org["result"]["id"].as_str().unwrap().to_string();
+    let mut ids = Vec::new();
+    for i in 0..30 {
+        let (_, d, _) = call(
+            &client,
+            &a,
+            &token,
+            "package_create",
+            json!({"name": format!("gc-{i}"), "owner_org": org}),
+            None,
+        )
+        .await;
+        ids.push(d["result"]["id"].clone());
+    }
+    for round in 0..20 {
+        let action = if round % 2 == 0 {
+            "bulk_update_private"
+        } else {
+            "bulk_update_public"
+        };
+        let (status, body, _) = call(
+            &client,
+            &a,
+            &token,
+            action,
+            json!({"datasets": ids, "org_id": org}),
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+    }
+    call(
+        &client,
+        &a,
+        &token,
+        "package_create",
+        json!({"name": "after-gc", "owner_org": org}),
+        None,
+    )
+    .await;
+    // Node A removes the old rows (its retention runs every second here).
+    let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+    let t = Instant::now();
+    loop {
+        let gc: Option<i64> =
+            sqlx::query_scalar("SELECT value FROM search_feed_meta WHERE name = 'gc_through'")
+                .fetch_optional(&pool)
+                .await
+                .unwrap();
+        if gc.is_some_and(|g| g > 0) {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "retention never ran on node A"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    pool.close().await;
+
+    let b2 = Node::start_with(dirs[1].path(), &db.url, port_b, &env);
+    b2.wait_ready(&client).await;
+    assert!(
+        b2.log_text()
+            .contains("missed changes removed by the feed's retention"),
+        "node B did not notice it fell behind: {}",
+        b2.log_text()
+    );
+    assert!(found(&client, &b2, &token, "after-gc", None).await);
+    let (_, on_b, _) = call(
+        &client,
+        &b2,
+        &token,
+        "package_search",
+        json!({"rows": 0, "include_private": true}),
+        None,
+    )
+    .await;
+    let (_, on_a, _) = call(
+        &client,
+        &a,
+        &token,
+        "package_search",
+        json!({"rows": 0, "include_private": true}),
+        None,
+    )
+    .await;
+    assert_eq!(on_b["result"]["count"], on_a["result"]["count"]);
+    assert_eq!(on_b["result"]["count"], 32);
 }

@@ -294,6 +294,8 @@ pub struct SearchConfig {
     /// How many of the newest change-feed rows are kept for nodes that follow the feed (a
     /// node further behind rebuilds its index from the store).
     pub feed_retention: i64,
+    /// How often (seconds) a node applies the retention and checks it has not fallen behind it.
+    pub feed_gc_interval_secs: u64,
     /// At most this long (milliseconds) a read waits for this node's index to apply a write
     /// made on another node (the `X-Catalog-Seq` header or `catalog_seq` cookie).
     pub read_your_writes_wait_ms: u64,
@@ -308,6 +310,7 @@ impl Default for SearchConfig {
             default_package_sort: "score desc, metadata_modified desc".into(),
             facets_limit: 50,
             feed_retention: 100_000,
+            feed_gc_interval_secs: 60,
             read_your_writes_wait_ms: 2_000,
         }
     }

@@ -509,12 +509,13 @@ pub fn spawn_background_sync(app: AppState) -> tokio::task::JoinHandle<()> {
         let mut last_slow = Instant::now();
         let mut last_gc = Instant::now();
         let mut rebuilding: Option<tokio::task::JoinHandle<()>> = None;
+        let gc_every = Duration::from_secs(app.config.catalog.search.feed_gc_interval_secs.max(1));
         loop {
             tick.tick().await;
             if let Err(e) = SearchService::sync(&app).await {
                 tracing::warn!(error = %e, "background search index sync failed");
             }
-            if last_gc.elapsed() >= Duration::from_secs(60) {
+            if last_gc.elapsed() >= gc_every {
                 last_gc = Instant::now();
                 match SearchService::collect_garbage(&app).await {
                     Ok(0) => {}

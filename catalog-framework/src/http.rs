@@ -594,7 +594,7 @@ pub fn mark_sequence(app: &AppState, response: &mut Response) {
 /// A JSONP callback we wrap an answer in: a JavaScript name or member path
 /// (`jQuery1234_5678`, `cb.done`, `a[0]`), at most 128 characters. Anything else could turn the
 /// answer into script the caller did not mean (CKAN only HTML-escapes it); it gets plain JSON.
-fn is_js_callback(cb: &str) -> bool {
+pub fn is_js_callback(cb: &str) -> bool {
     let mut chars = cb.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '$')
         && cb.len() <= 128

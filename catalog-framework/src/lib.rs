@@ -58,8 +58,8 @@ pub mod prelude {
     };
     pub use crate::events::{Change, DomainEvent, Entity, EventSubscriber};
     pub use crate::http::{
-        bare_error, envelope, identify, json_response, mark_sequence, query_to_params,
-        read_request_body, read_your_writes,
+        bare_error, envelope, identify, is_js_callback, json_response, mark_sequence,
+        query_to_params, read_request_body, read_your_writes,
     };
     pub use crate::jobs::{enqueue_job, JobHandler, JobOptions};
     pub use crate::params::{

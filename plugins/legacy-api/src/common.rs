@@ -7,8 +7,6 @@ use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use catalog_framework::prelude::*;
 
-/// The content type of every JSON answer (CKAN 2.7's spelling).
-const JSON_TYPE: &str = "application/json;charset=utf-8";
 const JSONP_TYPE: &str = "application/javascript;charset=utf-8";
 
 /// The API version a path names: `/api/…` and `/api/1/…` are version 1 (datasets and groups
@@ -74,12 +72,12 @@ impl LegacyRequest {
         }
         let body = read_request_body(&app, body)
             .await
-            .map_err(|(status, msg)| plain_error(status, &msg))?;
+            .map_err(|(status, msg)| bare_error(status, &msg))?;
         let raw_query = parts.uri.query().unwrap_or("").to_string();
         let query = query_to_params(&raw_query);
         let callback = match query.get("callback") {
             None => None,
-            Some(Value::String(cb)) if valid_callback(cb) => Some(cb.clone()),
+            Some(Value::String(cb)) if is_js_callback(cb) => Some(cb.clone()),
             Some(_) => return Err(bad_request("Invalid callback")),
         };
         let content_type = parts
@@ -165,7 +163,6 @@ impl LegacyRequest {
 
     /// A successful answer: the JSON, wrapped as `callback(…);` when a GET asked for JSONP.
     pub fn reply(&self, status: StatusCode, v: &Value) -> Response {
-        let body = serde_json::to_string(v).unwrap_or_default();
         match &self.callback {
             Some(cb) if status == StatusCode::OK && self.method == Method::GET => (
                 status,
@@ -173,10 +170,10 @@ impl LegacyRequest {
                     (header::CONTENT_TYPE, JSONP_TYPE),
                     (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
                 ],
-                format!("{cb}({body});"),
+                format!("{cb}({v});"),
             )
                 .into_response(),
-            _ => (status, [(header::CONTENT_TYPE, JSON_TYPE)], body).into_response(),
+            _ => json_response(status, v),
         }
     }
 
@@ -211,46 +208,26 @@ impl LegacyRequest {
     }
 }
 
-/// A JSONP callback name: an identifier path (`cb`, `jQuery123_456`, `ns.fn`, `a[0]`), at most
-/// 128 characters. Anything else is refused rather than echoed into JavaScript.
-fn valid_callback(cb: &str) -> bool {
-    !cb.is_empty()
-        && cb.len() <= 128
-        && cb
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.' | '[' | ']'))
-}
-
-/// An error as CKAN 2.7 sent it: a bare JSON string with the status.
-pub fn plain_error(status: StatusCode, msg: &str) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, JSON_TYPE)],
-        serde_json::to_string(msg).unwrap_or_default(),
-    )
-        .into_response()
-}
-
 /// 400 `"Bad request - <msg>"`.
 pub fn bad_request(msg: &str) -> Response {
-    plain_error(StatusCode::BAD_REQUEST, &format!("Bad request - {msg}"))
+    bare_error(StatusCode::BAD_REQUEST, &format!("Bad request - {msg}"))
 }
 
 /// 404 `"Not found"` or `"Not found - <msg>"`.
 pub fn not_found_error(msg: &str) -> Response {
     if msg.is_empty() {
-        plain_error(StatusCode::NOT_FOUND, "Not found")
+        bare_error(StatusCode::NOT_FOUND, "Not found")
     } else {
-        plain_error(StatusCode::NOT_FOUND, &format!("Not found - {msg}"))
+        bare_error(StatusCode::NOT_FOUND, &format!("Not found - {msg}"))
     }
 }
 
 /// 403 `"Access denied"` or `"Access denied - <msg>"`.
 pub fn access_denied(msg: &str) -> Response {
     if msg.is_empty() {
-        plain_error(StatusCode::FORBIDDEN, "Access denied")
+        bare_error(StatusCode::FORBIDDEN, "Access denied")
     } else {
-        plain_error(StatusCode::FORBIDDEN, &format!("Access denied - {msg}"))
+        bare_error(StatusCode::FORBIDDEN, &format!("Access denied - {msg}"))
     }
 }
 
@@ -260,12 +237,9 @@ pub fn access_denied(msg: &str) -> Response {
 pub fn from_ckan(e: &CkanError) -> Response {
     let message = e.message().unwrap_or("");
     match e.kind {
-        ErrorKind::Validation | ErrorKind::Conflict => (
-            StatusCode::CONFLICT,
-            [(header::CONTENT_TYPE, JSON_TYPE)],
-            serde_json::to_string(&e.body).unwrap_or_default(),
-        )
-            .into_response(),
+        ErrorKind::Validation | ErrorKind::Conflict => {
+            json_response(StatusCode::CONFLICT, &Value::Object(e.body.clone()))
+        }
         ErrorKind::Authorization => {
             let detail = message
                 .strip_prefix("Access denied")
@@ -280,24 +254,19 @@ pub fn from_ckan(e: &CkanError) -> Response {
                 .trim_start_matches([':', ' ']);
             not_found_error(detail)
         }
-        ErrorKind::Integrity => {
-            let v = json!({"success": false, "error": e.to_error_object()});
-            (
-                StatusCode::BAD_REQUEST,
-                [(header::CONTENT_TYPE, JSON_TYPE)],
-                v.to_string(),
-            )
-                .into_response()
-        }
+        ErrorKind::Integrity => json_response(
+            StatusCode::BAD_REQUEST,
+            &json!({"success": false, "error": e.to_error_object()}),
+        ),
         ErrorKind::SearchQuery | ErrorKind::Search => {
             bad_request(&format!("Bad search option: {message}"))
         }
-        ErrorKind::SearchIndex => plain_error(
+        ErrorKind::SearchIndex => bare_error(
             StatusCode::INTERNAL_SERVER_ERROR,
             "Unable to add package to search index",
         ),
         ErrorKind::Internal => {
-            plain_error(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
+            bare_error(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
         }
     }
 }
@@ -317,12 +286,12 @@ mod tests {
 
     #[test]
     fn callbacks_are_identifiers_only() {
-        assert!(valid_callback("jQuery1234_5678"));
-        assert!(valid_callback("ns.fn"));
-        assert!(valid_callback("cbs[0]"));
-        assert!(!valid_callback(""));
-        assert!(!valid_callback("alert(1);x"));
-        assert!(!valid_callback("<script>"));
-        assert!(!valid_callback(&"a".repeat(129)));
+        assert!(is_js_callback("jQuery1234_5678"));
+        assert!(is_js_callback("ns.fn"));
+        assert!(is_js_callback("cbs[0]"));
+        assert!(!is_js_callback(""));
+        assert!(!is_js_callback("alert(1);x"));
+        assert!(!is_js_callback("<script>"));
+        assert!(!is_js_callback(&"a".repeat(129)));
     }
 }

@@ -9,7 +9,7 @@ use axum::routing::get;
 use axum::Router;
 use catalog_framework::prelude::*;
 
-use crate::common::{bad_request, from_ckan, not_found_error, plain_error, LegacyRequest};
+use crate::common::{bad_request, from_ckan, not_found_error, LegacyRequest};
 use crate::markdown::render_with_site;
 use crate::munge::{munge_name, munge_tag, munge_title_to_name};
 use crate::search::{pairs_to_params, request_pairs};
@@ -233,7 +233,7 @@ async fn name_taken(req: &LegacyRequest, table: &str, name: &str) -> Result<bool
         .await
         .map(|found| found.is_some())
         .map_err(|_| {
-            plain_error(
+            bare_error(
                 axum::http::StatusCode::INTERNAL_SERVER_ERROR,
                 "Internal Server Error",
             )

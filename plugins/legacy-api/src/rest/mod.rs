@@ -144,7 +144,7 @@ async fn handle(State(app): State<AppState>, req: Request) -> Response {
                 target.sub.as_deref().unwrap_or("")
             ))),
         },
-        _ => Err(crate::common::plain_error(
+        _ => Err(bare_error(
             StatusCode::METHOD_NOT_ALLOWED,
             "Bad request - Method not allowed",
         )),

@@ -160,39 +160,65 @@ async fn found(
     body["result"]["count"] == 1
 }
 
+/// One PostgreSQL database for the nodes, their data directories, a sysadmin token and a client.
+struct Cluster {
+    db: ScratchDb,
+    dirs: Vec<tempfile::TempDir>,
+    token: String,
+    client: reqwest::Client,
+}
+
+impl Cluster {
+    async fn new(prefix: &str, nodes: usize) -> Cluster {
+        let db = ScratchDb::create(prefix)
+            .await
+            .expect("PostgreSQL reachable at 127.0.0.1:5432");
+        let dirs: Vec<tempfile::TempDir> =
+            (0..nodes).map(|_| tempfile::tempdir().unwrap()).collect();
+        cli(
+            dirs[0].path(),
+            &db.url,
+            &[
+                "sysadmin",
+                "add",
+                "admin",
+                "--email",
+                "a@example.org",
+                "--password",
+                "password-of-admin",
+            ],
+        );
+        let token = cli(
+            dirs[0].path(),
+            &db.url,
+            &["user", "token", "add", "admin", "multinode"],
+        )
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        Cluster {
+            db,
+            dirs,
+            token,
+            client,
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn nodes_on_one_postgresql_see_each_others_writes() {
-    let db = ScratchDb::create("catalog_multinode")
-        .await
-        .expect("PostgreSQL reachable at 127.0.0.1:5432");
-    let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
-    cli(
-        dirs[0].path(),
-        &db.url,
-        &[
-            "sysadmin",
-            "add",
-            "admin",
-            "--email",
-            "a@example.org",
-            "--password",
-            "password-of-admin",
-        ],
-    );
-    let token = cli(
-        dirs[0].path(),
-        &db.url,
-        &["user", "token", "add", "admin", "multinode"],
-    )
-    .lines()
-    .last()
-    .unwrap_or_default()
-    .trim()
-    .to_string();
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .unwrap();
+    let Cluster {
+        db,
+        dirs,
+        token,
+        client,
+    } = Cluster::new("catalog_multinode", 3).await;
     let a = Node::start(dirs[0].path(), &db.url, free_port());
     let port_b = free_port();
     let mut b = Node::start(dirs[1].path(), &db.url, port_b);
@@ -359,37 +385,12 @@ async fn nodes_on_one_postgresql_see_each_others_writes() {
 /// removed rows rebuilds from the store when it comes back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_node_behind_the_feeds_retention_rebuilds() {
-    let db = ScratchDb::create("catalog_multinode_gc")
-        .await
-        .expect("PostgreSQL reachable at 127.0.0.1:5432");
-    let dirs: Vec<tempfile::TempDir> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
-    cli(
-        dirs[0].path(),
-        &db.url,
-        &[
-            "sysadmin",
-            "add",
-            "admin",
-            "--email",
-            "a@example.org",
-            "--password",
-            "password-of-admin",
-        ],
-    );
-    let token = cli(
-        dirs[0].path(),
-        &db.url,
-        &["user", "token", "add", "admin", "gc"],
-    )
-    .lines()
-    .last()
-    .unwrap_or_default()
-    .trim()
-    .to_string();
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .unwrap();
+    let Cluster {
+        db,
+        dirs,
+        token,
+        client,
+    } = Cluster::new("catalog_multinode_gc", 2).await;
     let env = [
         ("CATALOG__SEARCH__FEED_RETENTION", "1000"),
         ("CATALOG__SEARCH__FEED_GC_INTERVAL_SECS", "1"),

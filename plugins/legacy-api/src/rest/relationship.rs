@@ -12,19 +12,26 @@ use crate::common::LegacyRequest;
 
 /// Relationship dicts with their dataset references in the request version's form.
 async fn in_version(lr: &LegacyRequest, list: Value) -> CkanResult<Vec<Value>> {
-    let mut out = Vec::new();
-    for r in list.as_array().into_iter().flatten() {
-        let field = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-        let (subject, object) = (field("subject"), field("object"));
-        let converted = refs::convert(lr, Table::Package, &[subject, object]).await?;
-        out.push(json!({
-            "subject": converted[0],
-            "type": r.get("type").cloned().unwrap_or(Value::Null),
-            "object": converted[1],
-            "comment": r.get("comment").cloned().unwrap_or(json!("")),
-        }));
-    }
-    Ok(out)
+    let items = list.as_array().cloned().unwrap_or_default();
+    let field = |r: &Value, k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    // Every reference of the list converted in one go (one connection), subject then object.
+    let references: Vec<String> = items
+        .iter()
+        .flat_map(|r| [field(r, "subject"), field(r, "object")])
+        .collect();
+    let converted = refs::convert(lr, Table::Package, &references).await?;
+    Ok(items
+        .iter()
+        .zip(converted.chunks(2))
+        .map(|(r, pair)| {
+            json!({
+                "subject": pair[0],
+                "type": r.get("type").cloned().unwrap_or(Value::Null),
+                "object": pair[1],
+                "comment": r.get("comment").cloned().unwrap_or(json!("")),
+            })
+        })
+        .collect())
 }
 
 /// The relationships of a dataset the caller may read, for its REST form.

@@ -3,6 +3,8 @@
 
     bench/gen_catalog.py --url http://127.0.0.1:5078 --token "$TOKEN" --datasets 30000
     bench/gen_catalog.py --datasets 5 --dump -        # print the datasets as JSON lines, no server
+    bench/gen_catalog.py --sqlite data/catalog.db --datasets 300000     # then: catalog search-index rebuild
+    bench/gen_catalog.py --postgres postgres://postgres@127.0.0.1/catalog --datasets 300000    # idem
 
 It creates ~50 organizations and ~20 groups (`organization_create`, `group_create`), then N
 datasets with `package_create` from a pool of concurrent clients (one keep-alive HTTP connection
@@ -493,7 +495,73 @@ def load(args):
     return 0 if state["failed"] == 0 else 1
 
 
-# --- direct SQLite writer (to reach 300k datasets in reasonable time) --------------------------
+# --- direct writers (to reach 300k datasets in reasonable time) ---------------------------------
+
+def direct_rows(seed, i, d, now, group_ids, tag_ids, creator, new_tags):
+    """The rows package_create writes for dataset i (`d` = dataset(seed, i, …)), stamped `now`.
+
+    Returns (package, resources, package_tags, members): the package row as
+    (id, name, type, state, private, owner_org, creator_user_id, metadata_created,
+    metadata_modified, data) with the JSON document in `data`, then (id, package_id, name, state),
+    (package_id, tag_id, state) and (id, group_id, table_name, table_id, capacity, state) rows.
+    Free tags absent from `tag_ids` get an id, are added to it and appended to `new_tags` as
+    (id, name): the caller inserts them. Ids are derived from (seed, i), so a rerun writes the same.
+    """
+    import uuid
+
+    r = random.Random(f"{seed}:{i}:ids")
+    pid = str(uuid.UUID(int=r.getrandbits(128), version=4))
+    tags = []
+    for t in d["tags"]:
+        tid = tag_ids.get(t["name"])
+        if tid is None:
+            tid = str(uuid.UUID(int=r.getrandbits(128), version=4))
+            tag_ids[t["name"]] = tid
+            new_tags.append((tid, t["name"]))
+        tags.append({"display_name": t["name"], "id": tid, "name": t["name"], "state": "active",
+                     "vocabulary_id": None})
+    tags.sort(key=lambda t: t["name"].encode())
+    resources = []
+    for pos, res in enumerate(d["resources"]):
+        resources.append({
+            "cache_last_updated": None, "cache_url": None, "created": now,
+            "description": res["description"], "format": res["format"], "hash": "",
+            "id": str(uuid.UUID(int=r.getrandbits(128), version=4)), "last_modified": None,
+            "metadata_modified": now, "mimetype": None, "mimetype_inner": None,
+            "name": res["name"], "package_id": pid, "position": pos, "resource_type": None,
+            "size": None, "state": "active", "url": res["url"], "url_type": None,
+        })
+    org_id = group_ids[d["owner_org"]]
+    doc = {
+        "title": d["title"], "author": d["author"], "author_email": None, "maintainer": None,
+        "maintainer_email": d["maintainer_email"], "license_id": d["license_id"],
+        "notes": d["notes"], "url": d["url"], "version": d["version"], "type": "dataset",
+        "id": pid, "name": d["name"], "state": "active", "private": d["private"],
+        "owner_org": org_id, "creator_user_id": creator, "metadata_created": now,
+        "metadata_modified": now, "extras": d["extras"], "tags": tags, "resources": resources,
+    }
+    package = (pid, d["name"], "dataset", "active", d["private"], org_id, creator, now, now,
+               json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
+    members = [(org_id, "organization")] + [(group_ids[g["name"]], "public") for g in d["groups"]]
+    return (
+        package,
+        [(x["id"], pid, x["name"], "active") for x in resources],
+        [(pid, t["id"], "active") for t in tags],
+        [(str(uuid.UUID(int=r.getrandbits(128), version=4)), gid, "package", pid, cap, "active")
+         for gid, cap in members],
+    )
+
+
+def utc_now():
+    import datetime
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def stamp(base, written):
+    """The metadata_created of the `written`-th dataset: one microsecond apart, as the server's."""
+    import datetime
+    return (base + datetime.timedelta(microseconds=written)).strftime("%Y-%m-%dT%H:%M:%S.%f")
+
 
 def sqlite_fill(args):
     """Writes datasets straight into a stopped embedded catalog's SQLite database.
@@ -505,9 +573,7 @@ def sqlite_fill(args):
     The index is not touched: run `catalog search-index rebuild` afterwards. The search outbox
     rows the triggers queue are removed (the rebuild indexes everything).
     """
-    import datetime
     import sqlite3
-    import uuid
 
     db = sqlite3.connect(args.sqlite)
     db.execute("PRAGMA journal_mode=WAL")
@@ -528,58 +594,27 @@ def sqlite_fill(args):
     max_seq = db.execute("SELECT COALESCE(MAX(seq), 0) FROM search_outbox").fetchone()[0]
     end = args.start + args.datasets
     t0 = time.monotonic()
-    base = datetime.datetime.utcnow()
+    base = utc_now()
     written = private = 0
     for i in range(args.start, end):
         d = dataset(args.seed, i, orgs, grps)
         if d["name"] in existing:
             continue
-        r = random.Random(f"{args.seed}:{i}:ids")
-        pid = str(uuid.UUID(int=r.getrandbits(128), version=4))
-        now = (base + datetime.timedelta(microseconds=written)).strftime("%Y-%m-%dT%H:%M:%S.%f")
-        tags = []
-        for t in d["tags"]:
-            tid = tag_ids.get(t["name"])
-            if tid is None:
-                tid = str(uuid.UUID(int=r.getrandbits(128), version=4))
-                db.execute("INSERT INTO tag (id, name, vocabulary_id) VALUES (?, ?, '')", (tid, t["name"]))
-                tag_ids[t["name"]] = tid
-            tags.append({"display_name": t["name"], "id": tid, "name": t["name"], "state": "active",
-                         "vocabulary_id": None})
-        tags.sort(key=lambda t: t["name"].encode())
-        resources = []
-        for pos, res in enumerate(d["resources"]):
-            resources.append({
-                "cache_last_updated": None, "cache_url": None, "created": now,
-                "description": res["description"], "format": res["format"], "hash": "",
-                "id": str(uuid.UUID(int=r.getrandbits(128), version=4)), "last_modified": None,
-                "metadata_modified": now, "mimetype": None, "mimetype_inner": None,
-                "name": res["name"], "package_id": pid, "position": pos, "resource_type": None,
-                "size": None, "state": "active", "url": res["url"], "url_type": None,
-            })
-        org_id = group_ids[d["owner_org"]]
-        doc = {
-            "title": d["title"], "author": d["author"], "author_email": None, "maintainer": None,
-            "maintainer_email": d["maintainer_email"], "license_id": d["license_id"],
-            "notes": d["notes"], "url": d["url"], "version": d["version"], "type": "dataset",
-            "id": pid, "name": d["name"], "state": "active", "private": d["private"],
-            "owner_org": org_id, "creator_user_id": creator, "metadata_created": now,
-            "metadata_modified": now, "extras": d["extras"], "tags": tags, "resources": resources,
-        }
+        new_tags = []
+        package, resources, package_tags, members = direct_rows(
+            args.seed, i, d, stamp(base, written), group_ids, tag_ids, creator, new_tags)
+        db.executemany("INSERT INTO tag (id, name, vocabulary_id) VALUES (?, ?, '')", new_tags)
         db.execute(
             "INSERT INTO package (id, name, type, state, private, owner_org, creator_user_id, "
-            "metadata_created, metadata_modified, data) VALUES (?, ?, 'dataset', 'active', ?, ?, ?, ?, ?, ?)",
-            (pid, d["name"], int(d["private"]), org_id, creator, now, now,
-             json.dumps(doc, ensure_ascii=False, separators=(",", ":"))))
-        db.executemany("INSERT INTO resource (id, package_id, name, state) VALUES (?, ?, ?, 'active')",
-                       [(x["id"], pid, x["name"]) for x in resources])
-        db.executemany("INSERT INTO package_tag (package_id, tag_id, state) VALUES (?, ?, 'active')",
-                       [(pid, t["id"]) for t in tags])
-        members = [(org_id, "organization")] + [(group_ids[g["name"]], "public") for g in d["groups"]]
+            "metadata_created, metadata_modified, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            package[:4] + (int(package[4]),) + package[5:])
+        db.executemany("INSERT INTO resource (id, package_id, name, state) VALUES (?, ?, ?, ?)",
+                       resources)
+        db.executemany("INSERT INTO package_tag (package_id, tag_id, state) VALUES (?, ?, ?)",
+                       package_tags)
         db.executemany(
             "INSERT INTO member (id, group_id, table_name, table_id, capacity, state) "
-            "VALUES (?, ?, 'package', ?, ?, 'active')",
-            [(str(uuid.UUID(int=r.getrandbits(128), version=4)), gid, pid, cap) for gid, cap in members])
+            "VALUES (?, ?, ?, ?, ?, ?)", members)
         written += 1
         private += d["private"]
         if written % 10000 == 0:
@@ -587,12 +622,205 @@ def sqlite_fill(args):
             if args.progress:
                 print(f"gen_catalog: sqlite: {written} written in {time.monotonic() - t0:.0f} s", flush=True)
     db.execute("DELETE FROM search_outbox WHERE seq > ?", (max_seq,))
+    # The sequence goes back too: numbers taken and never seen would look like transactions
+    # still running to a node that follows the feed (gaps it waits two minutes for).
+    db.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = 'search_outbox'", (max_seq,))
     db.commit()
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
     el = time.monotonic() - t0
     print(f"gen_catalog: sqlite: written={written} skipped={args.datasets - written} private={private} "
           f"seconds={el:.1f} (run `catalog search-index rebuild` next)", flush=True)
+    return 0
+
+
+# PostgreSQL through the `psql` client (no driver in the standard library): COPY text format.
+
+def copy_field(value):
+    """A value in COPY's text format: \\N for NULL, t/f for booleans, and backslash, newline,
+    carriage return and tab escaped (the delimiter is tab, so nothing else is special)."""
+    if value is None:
+        return "\\N"
+    if value is True:
+        return "t"
+    if value is False:
+        return "f"
+    s = str(value)
+    if "\\" in s or "\n" in s or "\r" in s or "\t" in s:
+        s = s.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return s
+
+
+def copy_rows(rows):
+    return "".join("\t".join(map(copy_field, row)) + "\n" for row in rows)
+
+
+COPY_UNESCAPE = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+
+
+def copy_unfield(field):
+    """The inverse of copy_field for what `COPY … TO STDOUT` writes (text format)."""
+    if field == "\\N":
+        return None
+    if "\\" not in field:
+        return field
+    import re
+    return re.sub(r"\\(.)", lambda m: COPY_UNESCAPE.get(m.group(1), m.group(1)), field)
+
+
+def psql_command(dsn):
+    import shutil
+    psql = shutil.which("psql")
+    if psql is None:
+        sys.exit("gen_catalog: --postgres needs the psql client on PATH")
+    return [psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", dsn]
+
+
+def pg_query(dsn, sql):
+    """The rows of a query, as tuples of strings (None for NULL)."""
+    import os
+    import subprocess
+
+    out = subprocess.run(psql_command(dsn) + ["-c", f"COPY ({sql}) TO STDOUT"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=dict(os.environ, PGCLIENTENCODING="UTF8"))
+    if out.returncode != 0:
+        sys.exit(f"gen_catalog: psql: {sql}: {out.stderr.decode(errors='replace').strip()}")
+    # Not splitlines(): that also splits on U+2028, \x1c … which COPY leaves unescaped.
+    lines = out.stdout.decode("utf-8").split("\n")
+    return [tuple(copy_unfield(f) for f in line.split("\t")) for line in lines if line]
+
+
+def pg_fill(args):
+    """Writes datasets straight into a stopped catalog's PostgreSQL database (`--postgres DSN`).
+
+    The PostgreSQL twin of sqlite_fill: the same datasets and the same rows (package row with
+    the JSON document, resource, package_tag, member rows, new free tags), streamed through one
+    `psql` process with COPY, one transaction per --pg-chunk datasets (a rerun skips what a
+    failed run committed). Search outbox triggers are switched off for the session
+    (session_replication_role = replica) when the user is a superuser; otherwise they fire and
+    the outbox rows they queued are removed afterwards and its sequence set back, so that a
+    node following the feed sees no gap. Run `catalog --database-url DSN search-index rebuild`
+    afterwards.
+    """
+    import os
+    import queue
+    import subprocess
+
+    dsn = args.postgres
+    orgs, grps = organizations(args.organizations), groups(args.groups)
+    group_ids = dict(pg_query(dsn, "SELECT name, id FROM catalog_group"))
+    missing = [g["name"] for g in orgs + grps if g["name"] not in group_ids]
+    if missing:
+        sys.exit(f"gen_catalog: organizations/groups missing from the database (load some datasets "
+                 f"through the API first): {missing[:5]}")
+    tag_ids = dict(pg_query(dsn, "SELECT name, id FROM tag WHERE vocabulary_id = ''"))
+    creator = pg_query(dsn, "SELECT creator_user_id FROM package WHERE creator_user_id IS NOT NULL "
+                            "LIMIT 1")
+    if not creator:
+        sys.exit("gen_catalog: no dataset in the database to take the creator from")
+    creator = creator[0][0]
+    existing = {r[0] for r in pg_query(dsn, "SELECT name FROM package")}
+    max_seq = int(pg_query(dsn, "SELECT COALESCE(MAX(seq), 0) FROM search_outbox")[0][0])
+    superuser = pg_query(dsn, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user")[0][0] == "t"
+
+    proc = subprocess.Popen(psql_command(dsn), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            env=dict(os.environ, PGCLIENTENCODING="UTF8"))
+    # A writer thread feeds psql while the main thread builds the next chunk.
+    chunks = queue.Queue(maxsize=2)
+    broken = []
+
+    def writer():
+        while True:
+            data = chunks.get()
+            if data is None:
+                break
+            if broken:
+                continue
+            try:
+                proc.stdin.write(data)
+                proc.stdin.flush()
+            except (BrokenPipeError, OSError) as e:
+                broken.append(e)
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+
+    wt = threading.Thread(target=writer, daemon=True)
+    wt.start()
+    session = "SET client_encoding = 'UTF8';\nSET synchronous_commit = off;\n"
+    if superuser:
+        session += "SET session_replication_role = replica;\n"
+    chunks.put(session.encode())
+
+    def copy(table, columns, rows):
+        if not rows:
+            return ""
+        return f"COPY {table} ({columns}) FROM STDIN;\n{copy_rows(rows)}\\.\n"
+
+    end = args.start + args.datasets
+    t0 = time.monotonic()
+    base = utc_now()
+    written = private = 0
+    new_tags, packages, resources, package_tags, members = [], [], [], [], []
+
+    def flush():
+        chunks.put(("BEGIN;\n"
+                    + copy("tag", "id, name, vocabulary_id", [(t, n, "") for t, n in new_tags])
+                    + copy("package", "id, name, type, state, private, owner_org, creator_user_id, "
+                           "metadata_created, metadata_modified, data", packages)
+                    + copy("resource", "id, package_id, name, state", resources)
+                    + copy("package_tag", "package_id, tag_id, state", package_tags)
+                    + copy("member", "id, group_id, table_name, table_id, capacity, state", members)
+                    + "COMMIT;\n").encode("utf-8"))
+        for rows in (new_tags, packages, resources, package_tags, members):
+            rows.clear()
+
+    for i in range(args.start, end):
+        if broken:
+            break
+        d = dataset(args.seed, i, orgs, grps)
+        if d["name"] in existing:
+            continue
+        p, res, pt, mem = direct_rows(args.seed, i, d, stamp(base, written), group_ids, tag_ids,
+                                      creator, new_tags)
+        packages.append(p)
+        resources.extend(res)
+        package_tags.extend(pt)
+        members.extend(mem)
+        written += 1
+        private += d["private"]
+        if written % args.pg_chunk == 0:
+            flush()
+            if args.progress:
+                print(f"gen_catalog: postgres: {written} sent in {time.monotonic() - t0:.0f} s",
+                      flush=True)
+    if packages:
+        flush()
+    # What the triggers queued (none when they were off) goes, and the sequence goes back to
+    # where it was: a node following the feed would otherwise wait for the skipped numbers.
+    chunks.put((
+        "BEGIN;\n"
+        f"DELETE FROM search_outbox WHERE seq > {max_seq};\n"
+        + ("" if superuser else
+           f"SELECT setval(pg_get_serial_sequence('search_outbox', 'seq'), {max(max_seq, 1)}, "
+           f"{'true' if max_seq > 0 else 'false'});\n")
+        + "COMMIT;\n"
+        # Fresh statistics for the planner (skipped, silently, unless the user owns the tables).
+        "SET client_min_messages = error;\n"
+        "ANALYZE package, resource, package_tag, member, tag;\n").encode())
+    chunks.put(None)
+    wt.join()
+    rc = proc.wait()
+    el = time.monotonic() - t0
+    if rc != 0 or broken:
+        print(f"gen_catalog: postgres: psql failed (exit status {rc}); the chunks committed before "
+              f"the error stay, a rerun skips them", file=sys.stderr, flush=True)
+        return 1
+    print(f"gen_catalog: postgres: written={written} skipped={args.datasets - written} "
+          f"private={private} triggers={'off' if superuser else 'on, outbox rows removed'} "
+          f"seconds={el:.1f} (run `catalog --database-url DSN search-index rebuild` next)", flush=True)
     return 0
 
 
@@ -611,6 +839,10 @@ def main():
     ap.add_argument("--dump", metavar="FILE", help="write the datasets as JSON lines ('-': stdout) instead of loading")
     ap.add_argument("--sqlite", metavar="DB", help="write the datasets not yet present straight into this "
                     "catalog.db (embedded backend, server stopped) instead of through the API")
+    ap.add_argument("--postgres", metavar="DSN", help="write the datasets not yet present straight into "
+                    "this catalog's PostgreSQL database (postgres://…, server stopped) with psql and COPY "
+                    "instead of through the API")
+    ap.add_argument("--pg-chunk", type=int, default=10000, help="datasets per transaction with --postgres")
     args = ap.parse_args()
 
     if args.dump:
@@ -623,6 +855,8 @@ def main():
         return 0
     if args.sqlite:
         return sqlite_fill(args)
+    if args.postgres:
+        return pg_fill(args)
     if not args.token:
         ap.error("--token is required to load (or use --dump)")
     return load(args)

@@ -56,13 +56,20 @@ pub fn heap_bytes(v: &Value) -> usize {
     total
 }
 
-/// A dataset's row (for authorization) and its `package_show` dict.
+/// A dataset's row (for authorization) and its `package_show` dict, also serialized (what an
+/// HTTP answer writes as it is, without cloning and serializing the dict again).
 pub struct CachedPackage {
     pub row: PackageRow,
     pub dict: Value,
+    pub json: Arc<str>,
 }
 
 impl CachedPackage {
+    pub fn new(row: PackageRow, dict: Value) -> CachedPackage {
+        let json = serde_json::to_string(&dict).unwrap_or_default().into();
+        CachedPackage { row, dict, json }
+    }
+
     /// The memory of the entry, in bytes.
     fn cost(&self) -> usize {
         let row = &self.row;
@@ -80,6 +87,8 @@ impl CachedPackage {
                 .map(|s| s.capacity() + ALLOCATION_OVERHEAD)
                 .sum::<usize>()
             + heap_bytes(&self.dict)
+            + self.json.len()
+            + ALLOCATION_OVERHEAD
     }
 }
 
@@ -173,31 +182,34 @@ impl PackageCache {
             .map(|s| s.entry.clone())
     }
 
-    /// Stores an entry read under `generation`, unless something was invalidated since.
-    pub fn put(&self, generation: u64, entry: CachedPackage) {
+    /// Stores an entry read under `generation`, unless something was invalidated since;
+    /// returns it either way.
+    pub fn put(&self, generation: u64, entry: CachedPackage) -> Arc<CachedPackage> {
+        let entry = Arc::new(entry);
         if !self.enabled {
-            return;
+            return entry;
         }
         let cost = entry.cost();
         if cost > self.budget / 10 {
             // One huge dataset would push out a tenth of the cache.
-            return;
+            return entry;
         }
         let mut entries = self.entries.write().expect("poisoned");
         if self.generation() != generation {
-            return;
+            return entry;
         }
         entries.remove(&entry.row.id);
         if entries.bytes + cost > self.budget {
             entries.shrink(self.budget / 10 * 9 - cost);
         }
         let slot = Slot {
-            entry: Arc::new(entry),
+            entry: entry.clone(),
             cost,
         };
         entries.map.insert(slot.entry.row.id.clone(), slot.clone());
         entries.map.insert(slot.entry.row.name.clone(), slot);
         entries.bytes += cost;
+        entry
     }
 
     /// Drops the entries of these dataset ids.
@@ -239,10 +251,7 @@ mod tests {
             let g = c.generation();
             c.put(
                 g,
-                CachedPackage {
-                    row: row(&format!("id-{i}"), &format!("name-{i}")),
-                    dict: Value::Null,
-                },
+                CachedPackage::new(row(&format!("id-{i}"), &format!("name-{i}")), Value::Null),
             );
             assert!(c.bytes() <= budget, "{} bytes after {i} entries", c.bytes());
         }
@@ -271,10 +280,7 @@ mod tests {
         let g = c.generation();
         c.put(
             g,
-            CachedPackage {
-                row: row("1", "a"),
-                dict: Value::Null,
-            },
+            CachedPackage::new(row("1", "a"), Value::Null),
         );
         assert!(c.get("1").is_some() && c.get("a").is_some());
         let before = c.generation();
@@ -282,10 +288,7 @@ mod tests {
         assert!(c.get("1").is_none() && c.get("a").is_none());
         c.put(
             before,
-            CachedPackage {
-                row: row("1", "a"),
-                dict: Value::Null,
-            },
+            CachedPackage::new(row("1", "a"), Value::Null),
         );
         assert!(
             c.get("1").is_none(),

@@ -99,6 +99,21 @@ pub struct ActionContext {
     enqueued_jobs: bool,
     db: Db,
     _write_guard: Option<tokio::sync::OwnedMutexGuard<()>>,
+    /// Where the top-level call may hand over its answer already serialized (set by the HTTP
+    /// handler; see [`ActionContext::answer_serialized`]).
+    serialized: Option<SerializedAnswer>,
+}
+
+/// The answer of a top-level action call as JSON text, when the action had it serialized
+/// already (a cached `package_show`): the HTTP handler writes it into the envelope as it is.
+#[derive(Clone, Default)]
+pub struct SerializedAnswer(Arc<std::sync::Mutex<Option<Arc<str>>>>);
+
+impl SerializedAnswer {
+    /// The serialized answer, if the action gave one.
+    pub fn take(&self) -> Option<Arc<str>> {
+        self.0.lock().expect("poisoned").take()
+    }
 }
 
 impl ActionContext {
@@ -116,7 +131,35 @@ impl ActionContext {
             enqueued_jobs: false,
             db: Db::None,
             _write_guard: None,
+            serialized: None,
         }
+    }
+
+    /// Lets the top-level action hand over its answer as JSON text (the HTTP handler, which
+    /// only writes the answer out). Read it with [`SerializedAnswer::take`] after the call.
+    pub fn accept_serialized(&mut self) -> SerializedAnswer {
+        let slot = SerializedAnswer::default();
+        self.serialized = Some(slot.clone());
+        slot
+    }
+
+    /// Hands over the answer of action `action` as JSON text, when the caller accepts that and
+    /// this is the top-level call of `action` and no other plugin wraps it; the action then
+    /// returns `Value::Null` in its place. False when the answer must be returned as a value.
+    pub fn answer_serialized(&mut self, action: &str, json: &Arc<str>) -> bool {
+        let Some(slot) = &self.serialized else {
+            return false;
+        };
+        let unwrapped = self
+            .app
+            .registry
+            .action(action)
+            .is_some_and(|a| !a.is_wrapped());
+        if self.depth != 1 || self.top_action != action || !unwrapped {
+            return false;
+        }
+        *slot.0.lock().expect("poisoned") = Some(json.clone());
+        true
     }
 
     pub fn config(&self) -> &Config {

@@ -149,6 +149,19 @@ pub fn envelope(
     }
 }
 
+/// The success envelope around an answer already serialized: the bytes [`envelope`] and
+/// [`json_response`] would write for the same answer.
+fn success_envelope_bytes(app: &AppState, name: &str, result_json: &str) -> Vec<u8> {
+    let help = Value::String(help_url(app, name)).to_string();
+    let mut out = Vec::with_capacity(result_json.len() + help.len() + 40);
+    out.extend_from_slice(b"{\"help\":");
+    out.extend_from_slice(help.as_bytes());
+    out.extend_from_slice(b",\"success\":true,\"result\":");
+    out.extend_from_slice(result_json.as_bytes());
+    out.push(b'}');
+    out
+}
+
 /// Query string → params: a key seen once maps to its string, a repeated key to a list.
 pub fn query_to_params(q: &str) -> Params {
     let mut m = Params::new();
@@ -521,19 +534,29 @@ async fn action_handler(State(app): State<AppState>, req: Request) -> Response {
     }
     let mut ctx = ActionContext::new(app.clone(), user);
     ctx.uploads = uploads;
+    let serialized = ctx.accept_serialized();
     let result = ctx.run_top(&name, params).await;
-    let (status, body) = envelope(&app, &name, result);
+    let (status, body) = match (result, serialized.take()) {
+        (Ok(_), Some(json)) => (StatusCode::OK, success_envelope_bytes(&app, &name, &json)),
+        (result, _) => {
+            let (status, body) = envelope(&app, &name, result);
+            (status, serde_json::to_vec(&body).unwrap_or_default())
+        }
+    };
     let mut response = match callback {
         Some(cb) if status == StatusCode::OK => {
-            let body = format!("{}({});", html_escape(&cb), body);
+            let mut wrapped = html_escape(&cb).into_bytes();
+            wrapped.push(b'(');
+            wrapped.extend_from_slice(&body);
+            wrapped.extend_from_slice(b");");
             (
                 status,
                 [(header::CONTENT_TYPE, "application/javascript;charset=utf-8")],
-                body,
+                wrapped,
             )
                 .into_response()
         }
-        _ => json_response(status, &body),
+        _ => (status, [(header::CONTENT_TYPE, JSON_TYPE)], body).into_response(),
     };
     if writes && status == StatusCode::OK {
         mark_sequence(&app, &mut response);

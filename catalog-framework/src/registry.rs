@@ -39,6 +39,11 @@ pub trait Action: Send + Sync + 'static {
     fn params_schema(&self) -> Option<Value> {
         None
     }
+    /// True when another plugin wraps the implementation (a [`ChainedAction`]): its answer is
+    /// then whatever the wrapper makes of it. Set by the framework only.
+    fn is_wrapped(&self) -> bool {
+        false
+    }
     async fn run(&self, ctx: &mut ActionContext, params: Params) -> CkanResult<Value>;
 }
 
@@ -328,6 +333,9 @@ impl Action for ActionChain {
     }
     fn params_schema(&self) -> Option<Value> {
         self.next.params_schema()
+    }
+    fn is_wrapped(&self) -> bool {
+        true
     }
     async fn run(&self, ctx: &mut ActionContext, params: Params) -> CkanResult<Value> {
         self.outer

@@ -343,3 +343,40 @@ async fn uploads_larger_than_two_mebibytes_stream_to_disk() {
         assert_eq!(shown["num_resources"], json!(0), "{kind}");
     }
 }
+
+/// A `package_show` answered from the cache (its JSON written into the envelope as it is) is
+/// byte for byte the answer built as a value: the same dataset read with `use_default_schema`
+/// (never cached) and through JSONP; on both stores (PostgreSQL nodes follow the feed and
+/// cache too).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cached_package_show_is_byte_identical_to_a_fresh_one() {
+    for kind in crate::support::stores().await {
+        let server =
+            Server::start(kind, &[("CATALOG__AUTH__CREATE_UNOWNED_DATASET", "true")]).await;
+        let addr = server.addr();
+        server
+            .ok(
+                "package_create",
+                json!({"name": "bytes", "title": "Ünïcode \"quoted\" <b>", "notes": "line\nbreak\ttab",
+                       "tags": [{"name": "économie"}], "extras": [{"key": "k", "value": "v\u{1}"}],
+                       "resources": [{"url": "http://example.org/a.csv", "format": "CSV"}]}),
+            )
+            .await;
+        let get = |query: &str| {
+            format!("GET /api/3/action/package_show?{query} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
+                .into_bytes()
+        };
+        let (s1, _, miss) = raw(&addr, &get("id=bytes")).await;
+        let (s2, _, hit) = raw(&addr, &get("id=bytes")).await;
+        let (s3, _, fresh) = raw(&addr, &get("id=bytes&use_default_schema=true")).await;
+        assert_eq!((s1, s2, s3), (200, 200, 200), "{kind}");
+        assert_eq!(miss, hit, "{kind}: miss and hit differ");
+        assert_eq!(hit, fresh, "{kind}: cached and uncached answers differ");
+        let v: Value = serde_json::from_str(&hit).expect("JSON");
+        assert_eq!(v["result"]["title"], "Ünïcode \"quoted\" <b>", "{kind}");
+        let (s4, head, jsonp) = raw(&addr, &get("id=bytes&callback=cb")).await;
+        assert_eq!(s4, 200, "{kind}");
+        assert!(head.contains("application/javascript"), "{kind}: {head}");
+        assert_eq!(jsonp, format!("cb({fresh});"), "{kind}: JSONP");
+    }
+}

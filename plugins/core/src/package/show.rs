@@ -43,6 +43,9 @@ pub async fn package_show(ctx: &mut ActionContext, p: PackageShowParams) -> Ckan
     auth.insert("id".into(), json!(row.id));
     ctx.check_access("package_show", &auth).await?;
     if let Some(hit) = cached {
+        if ctx.answer_serialized("package_show", &hit.json) {
+            return Ok(Value::Null);
+        }
         return Ok(hit.dict.clone());
     }
     let mut dict = if default_schema {
@@ -53,14 +56,15 @@ pub async fn package_show(ctx: &mut ActionContext, p: PackageShowParams) -> Ckan
     if include_plugin_data {
         add_plugin_data(ctx, &mut dict).await?;
     }
-    if cacheable {
-        ctx.app.package_cache.put(
-            generation,
-            catalog_framework::store::CachedPackage {
-                row,
-                dict: dict.clone(),
-            },
-        );
+    if !cacheable || !ctx.app.package_cache.enabled() {
+        return Ok(dict);
     }
-    Ok(dict)
+    let entry = ctx.app.package_cache.put(
+        generation,
+        catalog_framework::store::CachedPackage::new(row, dict),
+    );
+    if ctx.answer_serialized("package_show", &entry.json) {
+        return Ok(Value::Null);
+    }
+    Ok(entry.dict.clone())
 }

@@ -103,7 +103,7 @@ async fn check(kind: &str, database_url: &str, data_dir: &std::path::Path, n: &A
     )
     .await;
 
-    // The indexer's read after the write filled the cache: empty it for the miss.
+    // Nothing read so far filled the cache (the indexer does not); make sure of it for the miss.
     let id = created["id"].as_str().unwrap().to_string();
     app.package_cache.invalidate([&id]);
     assert!(

@@ -83,6 +83,9 @@ pub struct ActionContext {
     pub user: Option<Principal>,
     /// CKAN's `ignore_auth`: set only by internal callers, never from HTTP.
     pub ignore_auth: bool,
+    /// False for bulk internal readers (the search indexer): what they read is not kept in the
+    /// shared `package_show` cache, where it would only push out what clients read.
+    pub fill_caches: bool,
     pub uploads: Vec<Upload>,
     /// True once a write action ran: the call then needs a transaction.
     write: bool,
@@ -122,6 +125,7 @@ impl ActionContext {
             app,
             user,
             ignore_auth: false,
+            fill_caches: true,
             uploads: Vec::new(),
             write: false,
             depth: 0,
@@ -298,6 +302,14 @@ impl ActionContext {
             self.bundles.push(bundle.clone());
         }
         Ok(Some(bundle))
+    }
+
+    /// Lets this read call use a bundle read beforehand (a batch read of many datasets) as if
+    /// it had read it itself.
+    pub fn remember_bundle(&mut self, bundle: Arc<PackageBundle>) {
+        if !self.write && self.bundles.len() < ROW_CACHE_ENTRIES {
+            self.bundles.push(bundle);
+        }
     }
 
     /// A dataset's row by id or name, for changing it: locked until commit, so that concurrent
@@ -478,6 +490,7 @@ impl ActionContext {
         let app = self.app.clone();
         let user = self.user.clone();
         let ignore_auth = self.ignore_auth;
+        let fill_caches = self.fill_caches;
         let uploads = self.uploads.clone();
         let mut ctx = self;
         let mut attempt = 0u32;
@@ -503,6 +516,7 @@ impl ActionContext {
             tokio::time::sleep(retry_delay(attempt)).await;
             ctx = ActionContext::new(app.clone(), user.clone());
             ctx.ignore_auth = ignore_auth;
+            ctx.fill_caches = fill_caches;
             ctx.uploads = uploads.clone();
         }
     }

@@ -13,7 +13,7 @@
 //! that applies a row deletes it. Either way a crash between the commit and the sync leaves
 //! the rows for the next pass.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -24,7 +24,7 @@ use super::feed::{Position, GAP_TIMEOUT};
 use super::{IndexDocument, SearchBackend};
 use crate::authz::dataset_labels;
 use crate::context::{ActionContext, AppState};
-use crate::store::RowExt;
+use crate::store::{PackageBundle, RowExt};
 
 /// Datasets drained from the outbox per backend batch.
 const BATCH: i64 = 500;
@@ -400,7 +400,7 @@ impl SearchService {
             .collect();
         if !dirty.is_empty() {
             let (docs, deletes) = documents(app, &dirty).await?;
-            target.add(docs).await?;
+            target.replace(docs).await?;
             target.delete(deletes).await?;
         }
         target.finish().await?;
@@ -451,13 +451,29 @@ async fn documents(
     let mut upserts = Vec::new();
     let mut deletes = Vec::new();
     let mut vocabularies = None;
+    let mut bundles = bundles_of(app, ids).await?;
     for id in ids {
-        match document_with(app, id, &mut vocabularies).await? {
+        match document_of(app, id, bundles.remove(id), &mut vocabularies).await? {
             Some(doc) => upserts.push(doc),
             None => deletes.push(id.clone()),
         }
     }
     Ok((upserts, deletes))
+}
+
+/// The stored datasets of `ids` with their organizations and groups, read in one statement
+/// per 500 ids, by id.
+async fn bundles_of(
+    app: &AppState,
+    ids: &BTreeSet<String>,
+) -> anyhow::Result<HashMap<String, Arc<PackageBundle>>> {
+    let ids: Vec<String> = ids.iter().cloned().collect();
+    let mut conn = app.store.pool.acquire().await?;
+    Ok(crate::store::package_bundles_by_ids(&mut conn, &ids)
+        .await?
+        .into_iter()
+        .map(|b| (b.row.id.clone(), Arc::new(b)))
+        .collect())
 }
 
 /// Like [`documents`] for a rebuild: a failing dataset is reported and skipped.
@@ -466,15 +482,24 @@ async fn documents_lenient(
     ids: &BTreeSet<String>,
 ) -> (Vec<IndexDocument>, Vec<(String, String)>) {
     use futures::stream::{self, StreamExt};
-    // Several datasets at a time: each document is a few queries, and on SQLite each query is a
-    // hand-off to the connection's thread; overlapping them keeps both cores busy.
-    let results: Vec<(String, anyhow::Result<Option<IndexDocument>>)> =
-        stream::iter(ids.iter().cloned())
-            .map(|id| {
+    let mut bundles = match bundles_of(app, ids).await {
+        Ok(b) => b,
+        Err(e) => {
+            let e = e.to_string();
+            return (Vec::new(), ids.iter().map(|id| (id.clone(), e.clone())).collect());
+        }
+    };
+    // Several datasets at a time: the dictization of one may still read the store (a
+    // plugin's additions), and on SQLite each query is a hand-off to the connection's thread.
+    let work: Vec<(String, Option<Arc<PackageBundle>>)> = ids
+        .iter()
+        .map(|id| (id.clone(), bundles.remove(id)))
+        .collect();
+    let results: Vec<(String, anyhow::Result<Option<IndexDocument>>)> = stream::iter(work)
+            .map(|(id, bundle)| {
                 let app = app.clone();
                 async move {
-                    let mut vocabularies = None;
-                    let doc = document_with(&app, &id, &mut vocabularies).await;
+                    let doc = document_of(&app, &id, bundle, &mut None).await;
                     (id, doc)
                 }
             })
@@ -561,29 +586,36 @@ pub fn spawn_background_sync(app: AppState) -> tokio::task::JoinHandle<()> {
 
 /// The index document of one dataset, `None` if it must not be in the index.
 pub async fn document(app: &AppState, id: &str) -> anyhow::Result<Option<IndexDocument>> {
-    document_with(app, id, &mut None).await
+    let mut conn = app.store.pool.acquire().await?;
+    let bundle = crate::store::package_bundle_by_ref(&mut conn, id)
+        .await?
+        .filter(|b| b.row.id == id)
+        .map(Arc::new);
+    drop(conn);
+    document_of(app, id, bundle, &mut None).await
 }
 
-/// [`document`], with the vocabulary names (id → name) read once for a batch of documents:
-/// `vocabularies` is filled at the first dataset that has a vocabulary tag.
-async fn document_with(
+/// The index document of dataset `id` from its stored bundle (`None`: not in the store), with
+/// the vocabulary names (id → name) read once for a batch of documents: `vocabularies` is
+/// filled at the first dataset that has a vocabulary tag.
+async fn document_of(
     app: &AppState,
     id: &str,
-    vocabularies: &mut Option<std::collections::HashMap<String, String>>,
+    bundle: Option<Arc<PackageBundle>>,
+    vocabularies: &mut Option<HashMap<String, String>>,
 ) -> anyhow::Result<Option<IndexDocument>> {
-    let mut ctx = ActionContext::new(app.clone(), None);
-    ctx.ignore_auth = true;
-    // Read through the call's bundle cache: package_show below reuses this one statement.
-    let bundle = ctx
-        .package_bundle(id)
-        .await
-        .map_err(|e| anyhow::anyhow!("reading dataset {id}: {e:?}"))?;
-    let Some(row) = bundle.map(|b| b.row.clone()).filter(|r| r.id == id) else {
+    let Some(bundle) = bundle else {
         return Ok(None);
     };
+    let row = bundle.row.clone();
     if row.state == "deleted" && app.config.catalog.search.remove_deleted_packages {
         return Ok(None);
     }
+    let mut ctx = ActionContext::new(app.clone(), None);
+    ctx.ignore_auth = true;
+    ctx.fill_caches = false;
+    // package_show below reads the dataset from this bundle, not from the store.
+    ctx.remember_bundle(bundle);
     let mut params = serde_json::Map::new();
     params.insert("id".into(), json!(id));
     let dict: Value = ctx
@@ -607,7 +639,7 @@ async fn document_with(
             .collect();
         *vocabularies = Some(names);
     }
-    let empty = std::collections::HashMap::new();
+    let empty = HashMap::new();
     Ok(Some(IndexDocument::from_package_with_vocabularies(
         &dict,
         &labels,

@@ -92,7 +92,15 @@ pub trait SearchBackend: Send + Sync + 'static {
 /// A rebuild in progress.
 #[async_trait]
 pub trait IndexRebuild: Send {
+    /// Adds datasets not added before in this rebuild (each id once: nothing to replace).
     async fn add(&mut self, docs: Vec<IndexDocument>) -> anyhow::Result<()>;
+    /// Adds datasets that may have been added before (the replay of changes made while the
+    /// rebuild ran), replacing them.
+    async fn replace(&mut self, docs: Vec<IndexDocument>) -> anyhow::Result<()> {
+        self.delete(docs.iter().map(|d| d.id.clone()).collect())
+            .await?;
+        self.add(docs).await
+    }
     /// Removes datasets added earlier (a replayed deletion).
     async fn delete(&mut self, ids: Vec<String>) -> anyhow::Result<()>;
     /// Commits the new index and swaps it in.

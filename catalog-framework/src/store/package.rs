@@ -58,6 +58,45 @@ fn group_cols_as(table: &str, alias: &str) -> String {
         .join(", ")
 }
 
+/// The joins that add a dataset's organization and groups to the rows of `p`.
+fn bundle_select() -> String {
+    format!(
+        "SELECT p.*, {}, {} FROM p \
+         LEFT JOIN catalog_group o ON o.id = p.owner_org AND o.state = 'active' \
+         LEFT JOIN member m ON m.table_name = 'package' AND m.table_id = p.id \
+           AND m.state = 'active' AND m.capacity <> 'organization' \
+         LEFT JOIN catalog_group g ON g.id = m.group_id AND g.is_organization = false \
+           AND g.state = 'active'",
+        group_cols_as("o", "o_"),
+        group_cols_as("g", "g_"),
+    )
+}
+
+/// Bundles from the rows of [`bundle_select`]: one row per dataset and group, the rows of a
+/// dataset next to each other or not.
+fn bundles_from_rows(rows: &[AnyRow]) -> Vec<PackageBundle> {
+    let mut out: Vec<PackageBundle> = Vec::new();
+    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for row in rows {
+        let id = row.s("id");
+        let i = *at.entry(id).or_insert_with(|| {
+            out.push(PackageBundle {
+                row: PackageRow::from_row(row),
+                organization: row.os("o_id").map(|_| GroupRow::from_prefixed(row, "o_")),
+                groups: Vec::new(),
+            });
+            out.len() - 1
+        });
+        if let Some(gid) = row.os("g_id") {
+            let groups = &mut out[i].groups;
+            if !groups.iter().any(|g| g.id == gid) {
+                groups.push(GroupRow::from_prefixed(row, "g_"));
+            }
+        }
+    }
+    out
+}
+
 /// The dataset named by id (preferred) or name, with its organization and groups: one
 /// statement, one row per group (at least one).
 pub async fn package_bundle_by_ref(
@@ -67,31 +106,35 @@ pub async fn package_bundle_by_ref(
     static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let sql = SQL.get_or_init(|| {
         format!(
-            "WITH p AS (SELECT {PACKAGE_COLS} FROM package WHERE id = $1 OR name = $1              ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1)              SELECT p.*, {}, {} FROM p              LEFT JOIN catalog_group o ON o.id = p.owner_org AND o.state = 'active'              LEFT JOIN member m ON m.table_name = 'package' AND m.table_id = p.id                AND m.state = 'active' AND m.capacity <> 'organization'              LEFT JOIN catalog_group g ON g.id = m.group_id AND g.is_organization = false                AND g.state = 'active'",
-            group_cols_as("o", "o_"),
-            group_cols_as("g", "g_"),
+            "WITH p AS (SELECT {PACKAGE_COLS} FROM package WHERE id = $1 OR name = $1 \
+             ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1) {}",
+            bundle_select()
         )
     });
     let rows = sqlx::query(sql).bind(r).fetch_all(conn).await?;
-    let Some(first) = rows.first() else {
-        return Ok(None);
-    };
-    let organization = first
-        .os("o_id")
-        .map(|_| GroupRow::from_prefixed(first, "o_"));
-    let mut groups: Vec<GroupRow> = Vec::new();
-    for row in &rows {
-        if let Some(id) = row.os("g_id") {
-            if !groups.iter().any(|g| g.id == id) {
-                groups.push(GroupRow::from_prefixed(row, "g_"));
-            }
+    Ok(bundles_from_rows(&rows).into_iter().next())
+}
+
+/// The datasets with these ids (absent ones left out), with their organizations and groups:
+/// one statement per 500 ids, in no order.
+pub async fn package_bundles_by_ids(
+    conn: &mut AnyConnection,
+    ids: &[String],
+) -> sqlx::Result<Vec<PackageBundle>> {
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(500) {
+        let sql = format!(
+            "WITH p AS (SELECT {PACKAGE_COLS} FROM package WHERE id IN ({})) {}",
+            placeholders(chunk.len()),
+            bundle_select()
+        );
+        let mut q = sqlx::query(&sql);
+        for id in chunk {
+            q = q.bind(id);
         }
+        out.extend(bundles_from_rows(&q.fetch_all(&mut *conn).await?));
     }
-    Ok(Some(PackageBundle {
-        row: PackageRow::from_row(first),
-        organization,
-        groups,
-    }))
+    Ok(out)
 }
 
 pub async fn package_by_ref(conn: &mut AnyConnection, r: &str) -> sqlx::Result<Option<PackageRow>> {

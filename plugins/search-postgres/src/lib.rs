@@ -671,6 +671,11 @@ impl IndexRebuild for PostgresRebuild {
         Ok(())
     }
 
+    async fn replace(&mut self, docs: Vec<IndexDocument>) -> anyhow::Result<()> {
+        // An upsert replaces what is there.
+        self.add(docs).await
+    }
+
     async fn delete(&mut self, ids: Vec<String>) -> anyhow::Result<()> {
         let mut tx = self.conn.begin().await?;
         delete(&mut tx, NEW, &ids).await?;

@@ -186,13 +186,24 @@ async fn indexes_searches_facets_and_rebuilds() {
         2,
         "old index serves during a rebuild"
     );
+    // A change replayed into the rebuild replaces what the rebuild added.
+    rb.replace(vec![pkg(
+        "9",
+        "nine",
+        "Nine again",
+        &[],
+        "acme",
+        "2024-01-02T00:00:00",
+    )])
+    .await
+    .unwrap();
     rb.finish().await.unwrap();
     assert_eq!(names(&b.search(&req("", &[])).await.unwrap()), ["nine"]);
     drop(b);
     let reopened = TantivyBackend::open(dir.path()).unwrap();
     assert_eq!(
         reopened.indexed().await.unwrap(),
-        vec![("9".to_string(), "2024-01-01T00:00:00".to_string())]
+        vec![("9".to_string(), "2024-01-02T00:00:00".to_string())]
     );
 }
 

@@ -56,7 +56,7 @@ pub async fn package_show(ctx: &mut ActionContext, p: PackageShowParams) -> Ckan
     if include_plugin_data {
         add_plugin_data(ctx, &mut dict).await?;
     }
-    if !cacheable || !ctx.app.package_cache.enabled() {
+    if !cacheable || !ctx.fill_caches || !ctx.app.package_cache.enabled() {
         return Ok(dict);
     }
     let entry = ctx.app.package_cache.put(

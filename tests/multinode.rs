@@ -6,7 +6,7 @@
 //!   short time without it.
 //! - B's package_show cache sees A's updates the same way.
 //! - B killed (SIGKILL) and restarted catches up from its saved feed position, without a
-//!   rebuild; a new node C joins by building its index from the store.
+//!   rebuild; a new node C joins by building its index from the store while it serves.
 //! - A node that was down while retention removed changes it had not applied rebuilds its
 //!   index when it comes back.
 
@@ -353,9 +353,47 @@ async fn nodes_on_one_postgresql_see_each_others_writes() {
         b2.log_text()
     );
 
-    // A new node joins: it builds its index from the store.
+    // A new node joins: it serves at once and builds its index from the store meanwhile;
+    // until it is built, searches are refused (never answered from part of the catalog) and
+    // its readiness check says so.
     let c = Node::start(dirs[2].path(), &db.url, free_port());
     c.wait_ready(&client).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (status, body, _) = call(
+            &client,
+            &c,
+            &token,
+            "package_search",
+            json!({"rows": 0}),
+            None,
+        )
+        .await;
+        let ready = client
+            .get(format!("{}/health/ready", c.base))
+            .send()
+            .await
+            .unwrap()
+            .status();
+        if status == 200 {
+            assert_eq!(body["result"]["count"], 36, "a search on the new node");
+            assert_eq!(ready, 200);
+            break;
+        }
+        assert_eq!(status, 409, "{body}");
+        assert_eq!(body["error"]["__type"], "Search Error", "{body}");
+        assert!(
+            Instant::now() < deadline,
+            "the new node never finished its index"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        c.log_text()
+            .contains("search index is empty: building it from the store while serving"),
+        "{}",
+        c.log_text()
+    );
     let (_, all, _) = call(
         &client,
         &c,

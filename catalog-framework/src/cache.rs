@@ -278,18 +278,12 @@ mod tests {
     fn stale_reads_are_not_stored_and_invalidation_drops_both_keys() {
         let c = PackageCache::new(true, 10_000_000);
         let g = c.generation();
-        c.put(
-            g,
-            CachedPackage::new(row("1", "a"), Value::Null),
-        );
+        c.put(g, CachedPackage::new(row("1", "a"), Value::Null));
         assert!(c.get("1").is_some() && c.get("a").is_some());
         let before = c.generation();
         c.invalidate(&["1".to_string()]);
         assert!(c.get("1").is_none() && c.get("a").is_none());
-        c.put(
-            before,
-            CachedPackage::new(row("1", "a"), Value::Null),
-        );
+        c.put(before, CachedPackage::new(row("1", "a"), Value::Null));
         assert!(
             c.get("1").is_none(),
             "a read from before the invalidation is dropped"

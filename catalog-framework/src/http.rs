@@ -37,6 +37,7 @@ pub fn router(app: AppState) -> Router {
             get(|| async { json_response(StatusCode::OK, &json!({"version": 1})) }),
         )
         .route("/api/3/openapi.json", get(openapi))
+        .route("/health/ready", get(ready))
         .route("/api/{*rest}", any(api_version));
     for extra in app.registry.routes() {
         r = r.merge(extra.clone());
@@ -53,6 +54,19 @@ pub fn router(app: AppState) -> Router {
             },
         ))
         .with_state(app)
+}
+
+/// Readiness for a load balancer: 200 when this server answers everything, 503 while it
+/// builds its search index from the store (a node that joined with an empty index).
+async fn ready(State(app): State<AppState>) -> Response {
+    if app.search.ready() {
+        json_response(StatusCode::OK, &json!({"ready": true}))
+    } else {
+        json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &json!({"ready": false, "reason": "building the search index"}),
+        )
+    }
 }
 
 /// The OpenAPI 3.1 description of the Action API, from the registry.

@@ -34,7 +34,6 @@ mod typed;
 
 /// What a binary or an embedding application needs to build and serve the catalog.
 pub mod host {
-    pub use crate::build_app;
     pub use crate::config::{Config, ServerConfig};
     pub use crate::http::{router, serve};
     pub use crate::jobs::{shutdown_signal, WorkerOptions, WorkerPool};
@@ -44,6 +43,7 @@ pub mod host {
     pub use crate::search::indexer::{spawn_background_sync, SearchService};
     pub use crate::server::{serve as serve_router, ServerLimits};
     pub use crate::store::{Backend, Store};
+    pub use crate::{build_app, build_app_with, IndexStart};
 }
 
 /// What plugin crates need, in one import.
@@ -105,11 +105,32 @@ pub mod __private {
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Builds the application: frozen registry, connected and migrated store.
+/// Builds the application: frozen registry, connected and migrated store, and a search
+/// index brought up to the store before it returns.
 pub async fn build_app(
     config: config::Config,
     database_url: &str,
     data_dir: PathBuf,
+) -> anyhow::Result<context::AppState> {
+    build_app_with(config, database_url, data_dir, IndexStart::Blocking).await
+}
+
+/// How [`build_app_with`] fills an empty search index (a new node, a deleted index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexStart {
+    /// Before it returns (commands, tests).
+    Blocking,
+    /// In the background while the server serves (`catalog serve`): searches are refused
+    /// with a `Search Error` and `/health/ready` answers 503 until it is built.
+    WhileServing,
+}
+
+/// [`build_app`], choosing how an empty search index is filled.
+pub async fn build_app_with(
+    config: config::Config,
+    database_url: &str,
+    data_dir: PathBuf,
+    index_start: IndexStart,
 ) -> anyhow::Result<context::AppState> {
     let registry = registry::Registry::for_config(&config)?;
     tracing::info!(registry = %registry.summary(), "registered extensions");
@@ -162,7 +183,7 @@ pub async fn build_app(
         let mut conn = app.store.pool.acquire().await?;
         app.runtime.refresh(&mut conn).await?;
     }
-    prepare_search(&app).await?;
+    prepare_search(&app, index_start).await?;
     for p in app.registry.plugin_set().iter() {
         p.start(&app)
             .await
@@ -174,7 +195,7 @@ pub async fn build_app(
 /// Brings the index up to the store: applies what a crash (or other nodes, while this one was
 /// down) left in the change feed, and fills an empty index (a new node, a deleted index
 /// directory) from the store.
-async fn prepare_search(app: &context::AppState) -> anyhow::Result<()> {
+async fn prepare_search(app: &context::AppState, index_start: IndexStart) -> anyhow::Result<()> {
     use search::indexer::SearchService;
     let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM package")
         .fetch_one(&app.store.pool)
@@ -196,6 +217,14 @@ async fn prepare_search(app: &context::AppState) -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("counting the search index: {e:?}"))?
         .count;
+    if stored > 0 && indexed == 0 && index_start == IndexStart::WhileServing {
+        tracing::info!(
+            datasets = stored,
+            "search index is empty: building it from the store while serving"
+        );
+        SearchService::build_while_serving(app);
+        return Ok(());
+    }
     if stored > 0 && indexed == 0 {
         tracing::info!(datasets = stored, "search index is empty: rebuilding it");
         let report = SearchService::rebuild_from_head(app, &|_, _| {}).await?;

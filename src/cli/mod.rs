@@ -185,7 +185,14 @@ async fn app(cli: &Cli) -> anyhow::Result<AppState> {
         .database_url
         .clone()
         .unwrap_or_else(|| catalog_framework::store::Store::sqlite_url_in(&cli.data_dir));
-    catalog_framework::build_app(config, &url, cli.data_dir.clone()).await
+    // A server fills an empty index while it serves (a node joining a deployment); a command
+    // has it filled before it runs.
+    let index_start = if matches!(cli.command, Command::Serve { .. }) {
+        catalog_framework::IndexStart::WhileServing
+    } else {
+        catalog_framework::IndexStart::Blocking
+    };
+    catalog_framework::build_app_with(config, &url, cli.data_dir.clone(), index_start).await
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {

@@ -14,16 +14,17 @@
 //! the rows for the next pass.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use super::feed::{Position, GAP_TIMEOUT};
-use super::{IndexDocument, SearchBackend};
+use super::{IndexDocument, SearchBackend, SearchHits, SearchRequest};
 use crate::authz::dataset_labels;
 use crate::context::{ActionContext, AppState};
+use crate::error::{search_error, CkanResult};
 use crate::store::{PackageBundle, RowExt};
 
 /// Datasets drained from the outbox per backend batch.
@@ -48,6 +49,9 @@ pub struct SearchService {
     /// Copies of the position's high and watermark, read without a lock.
     high: AtomicI64,
     watermark: AtomicI64,
+    /// True while a node that started with an empty index builds it from the store (it
+    /// serves meanwhile; searches are refused, not answered from a partial index).
+    building: AtomicBool,
 }
 
 /// What a rebuild did.
@@ -86,7 +90,58 @@ impl SearchService {
             rebuild_dirty: Default::default(),
             position: std::sync::Mutex::new(position),
             position_file,
+            building: AtomicBool::new(false),
         }
+    }
+
+    /// Whether the index can answer searches (false while a new node builds it).
+    pub fn ready(&self) -> bool {
+        !self.building.load(Ordering::Acquire)
+    }
+
+    /// Searches the index; refused with a `Search Error` while the index is being built from
+    /// empty, rather than answered with part of the catalog.
+    pub async fn search(&self, req: &SearchRequest) -> CkanResult<SearchHits> {
+        if !self.ready() {
+            return Err(search_error(
+                "Search index is being built on this server; try again in a moment",
+            ));
+        }
+        self.backend.search(req).await
+    }
+
+    /// Builds an empty index from the store in the background, while the node serves:
+    /// searches are refused until it is done ([`SearchService::ready`]); a failed build is
+    /// tried again every 30 seconds.
+    pub fn build_while_serving(app: &AppState) {
+        app.search.building.store(true, Ordering::Release);
+        let app = app.clone();
+        tokio::spawn(async move {
+            loop {
+                let started = Instant::now();
+                match Self::rebuild_from_head(&app, &|_, _| {}).await {
+                    Ok(report) => {
+                        for (id, e) in &report.failed {
+                            tracing::warn!(dataset = %id, error = %e, "dataset could not be indexed");
+                        }
+                        tracing::info!(
+                            datasets = report.indexed,
+                            seconds = started.elapsed().as_secs_f64(),
+                            "search index built; searches are answered from now on"
+                        );
+                        break;
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "building the search index failed; trying again in 30 s");
+                        tokio::time::sleep(Duration::from_secs(30)).await;
+                    }
+                }
+            }
+            app.search.building.store(false, Ordering::Release);
+            if let Err(e) = Self::sync(&app).await {
+                tracing::warn!(error = %e, "search feed pass after the build failed");
+            }
+        });
     }
 
     /// Whether this node follows the change feed (its index is its own).
@@ -486,7 +541,10 @@ async fn documents_lenient(
         Ok(b) => b,
         Err(e) => {
             let e = e.to_string();
-            return (Vec::new(), ids.iter().map(|id| (id.clone(), e.clone())).collect());
+            return (
+                Vec::new(),
+                ids.iter().map(|id| (id.clone(), e.clone())).collect(),
+            );
         }
     };
     // Several datasets at a time: the dictization of one may still read the store (a
@@ -496,16 +554,16 @@ async fn documents_lenient(
         .map(|id| (id.clone(), bundles.remove(id)))
         .collect();
     let results: Vec<(String, anyhow::Result<Option<IndexDocument>>)> = stream::iter(work)
-            .map(|(id, bundle)| {
-                let app = app.clone();
-                async move {
-                    let doc = document_of(&app, &id, bundle, &mut None).await;
-                    (id, doc)
-                }
-            })
-            .buffered(REBUILD_CONCURRENCY)
-            .collect()
-            .await;
+        .map(|(id, bundle)| {
+            let app = app.clone();
+            async move {
+                let doc = document_of(&app, &id, bundle, &mut None).await;
+                (id, doc)
+            }
+        })
+        .buffered(REBUILD_CONCURRENCY)
+        .collect()
+        .await;
     let mut docs = Vec::with_capacity(results.len());
     let mut failed = Vec::new();
     for (id, r) in results {

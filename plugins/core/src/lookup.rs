@@ -157,7 +157,7 @@ pub(crate) async fn visible_values(
         facet_limit: None,
         facet_mincount: 1,
     };
-    let hits = ctx.app.search.backend.search(&req).await?;
+    let hits = ctx.app.search.search(&req).await?;
     Ok(hits
         .facets
         .into_iter()

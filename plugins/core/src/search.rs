@@ -264,7 +264,7 @@ pub async fn run(ctx: &mut ActionContext, o: SearchOptions) -> CkanResult<Value>
         facet_limit: o.facet_limit,
         facet_mincount: o.facet_mincount,
     };
-    let hits = ctx.app.search.backend.search(&req).await?;
+    let hits = ctx.app.search.search(&req).await?;
     let mut results = Vec::with_capacity(hits.docs.len());
     for d in &hits.docs {
         let dict: Value =

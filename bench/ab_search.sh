@@ -13,10 +13,12 @@
 #
 # DATA_DIR is a catalog data directory (`--data-dir`) with its index built, e.g. one kept by
 # bench/search.sh (SEARCH_BENCH_KEEP=1). Settings: AB_PORT (5079), AB_DURATION (10s),
-# AB_DEEP_START (100000), AB_Q ("open data").
+# AB_DEEP_START (100000), AB_Q ("open data"), AB_DATA_B (B's data directory, DATA_DIR by
+# default: one binary on two index layouts when BIN_A and BIN_B are the same).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 A="$1"; B="$2"; DATA="$3"; ROUNDS="${4:-2}"
+DATA_B="${AB_DATA_B:-$DATA}"
 PORT="${AB_PORT:-5079}"
 DURATION="${AB_DURATION:-10s}"
 DEEP="${AB_DEEP_START:-100000}"
@@ -36,8 +38,8 @@ rss() { awk '/^VmRSS:/ {r=$2} /^VmHWM:/ {h=$2} END {printf "rss=%.0fMiB hwm=%.0f
 
 for round in $(seq 1 "$ROUNDS"); do
     for label in A B; do
-        bin="$A"; [[ "$label" == B ]] && bin="$B"
-        "$bin" --data-dir "$DATA" serve --bind "127.0.0.1:$PORT" >/dev/null 2>&1 &
+        bin="$A"; dir="$DATA"; [[ "$label" == B ]] && { bin="$B"; dir="$DATA_B"; }
+        "$bin" --data-dir "$dir" serve --bind "127.0.0.1:$PORT" >/dev/null 2>&1 &
         PID=$!
         for _ in $(seq 1 600); do curl -sf -o /dev/null "$BASE?rows=0" && break; sleep 0.5; done
         # warm-up: each query a few times

@@ -442,6 +442,7 @@ impl SearchService {
             target.add(docs).await?;
             progress(report.indexed + report.failed.len(), ids.len());
         }
+        target.flush().await?;
         // Replay what changed meanwhile, then swap, with the drain held off so nothing slips
         // between the replay and the swap.
         let _guard = svc.sync_lock.lock().await;

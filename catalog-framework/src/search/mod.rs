@@ -101,6 +101,12 @@ pub trait IndexRebuild: Send {
             .await?;
         self.add(docs).await
     }
+    /// Called once every dataset is added, before the changes made meanwhile are replayed:
+    /// live writes wait during the replay and the swap, not during this, so a backend writes
+    /// out what it buffered here (tantivy commits).
+    async fn flush(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
     /// Removes datasets added earlier (a replayed deletion).
     async fn delete(&mut self, ids: Vec<String>) -> anyhow::Result<()>;
     /// Commits the new index and swaps it in.

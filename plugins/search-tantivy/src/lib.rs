@@ -53,9 +53,9 @@ register_search_backend!("tantivy", TantivyFactory);
 
 /// Memory of the writer that applies live changes.
 const LIVE_WRITER_BYTES: usize = 50_000_000;
-/// Memory of a rebuild's writer. 64 MB indexes as fast as 150 MB did (300k datasets: 5,571
-/// against 4,928 a second) and halves the rebuild's peak (336 against 642 MiB): the writer
-/// holds about twice its budget while it writes a segment (docs/BENCHMARKS.md).
+/// Memory of a rebuild's writer. 64 MB indexes as fast as 150 MB did and holds less (the
+/// writer holds about twice its budget while it writes a segment); with merges of 4 segments
+/// the index ends in as few segments, so searches are as fast (docs/BENCHMARKS.md).
 const REBUILD_WRITER_BYTES: usize = 64_000_000;
 
 /// Opens the tantivy backend for `catalog.search.backend = "tantivy"`.
@@ -242,6 +242,14 @@ impl Generation {
     fn commit(&self) -> anyhow::Result<()> {
         self.writer()?.commit()?;
         self.reader.reload()?;
+        Ok(())
+    }
+
+    /// Lets the writer merge as a live index's does (a rebuild merges 4 segments at a time,
+    /// not 8).
+    fn live_merges(&self) -> anyhow::Result<()> {
+        self.writer()?
+            .set_merge_policy(Box::new(tantivy::indexer::LogMergePolicy::default()));
         Ok(())
     }
 }
@@ -726,7 +734,13 @@ impl SearchBackend for TantivyBackend {
         drop(self.current().writer()?);
         let root = self.root.clone();
         let gen = tokio::task::spawn_blocking(move || {
-            Generation::open(&root, &new_generation_name(), REBUILD_WRITER_BYTES, 2)
+            let gen = Generation::open(&root, &new_generation_name(), REBUILD_WRITER_BYTES, 2)?;
+            // Merges of 4 segments instead of 8: with the small writer budget a rebuild would
+            // otherwise leave twice as many segments, and a search visits each.
+            let mut merges = tantivy::indexer::LogMergePolicy::default();
+            merges.set_min_num_segments(4);
+            gen.writer()?.set_merge_policy(Box::new(merges));
+            anyhow::Ok(gen)
         })
         .await??;
         Ok(Box::new(Rebuild {
@@ -754,6 +768,15 @@ impl IndexRebuild for Rebuild {
     async fn replace(&mut self, docs: Vec<IndexDocument>) -> anyhow::Result<()> {
         let gen = self.gen.clone();
         tokio::task::spawn_blocking(move || gen.add(&docs)).await?
+    }
+
+    async fn flush(&mut self) -> anyhow::Result<()> {
+        let gen = self.gen.clone();
+        tokio::task::spawn_blocking(move || {
+            gen.commit()?;
+            gen.live_merges()
+        })
+        .await?
     }
 
     async fn delete(&mut self, ids: Vec<String>) -> anyhow::Result<()> {

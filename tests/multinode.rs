@@ -359,7 +359,7 @@ async fn nodes_on_one_postgresql_see_each_others_writes() {
     let c = Node::start(dirs[2].path(), &db.url, free_port());
     c.wait_ready(&client).await;
     let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    let all = loop {
         let (status, body, _) = call(
             &client,
             &c,
@@ -376,9 +376,8 @@ async fn nodes_on_one_postgresql_see_each_others_writes() {
             .unwrap()
             .status();
         if status == 200 {
-            assert_eq!(body["result"]["count"], 36, "a search on the new node");
             assert_eq!(ready, 200);
-            break;
+            break body;
         }
         assert_eq!(status, 409, "{body}");
         assert_eq!(body["error"]["__type"], "Search Error", "{body}");
@@ -387,22 +386,13 @@ async fn nodes_on_one_postgresql_see_each_others_writes() {
             "the new node never finished its index"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    };
     assert!(
         c.log_text()
             .contains("search index is empty: building it from the store while serving"),
         "{}",
         c.log_text()
     );
-    let (_, all, _) = call(
-        &client,
-        &c,
-        &token,
-        "package_search",
-        json!({"rows": 0}),
-        None,
-    )
-    .await;
     let (_, all_a, _) = call(
         &client,
         &a,

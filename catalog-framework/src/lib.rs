@@ -227,10 +227,9 @@ async fn prepare_search(app: &context::AppState, index_start: IndexStart) -> any
     }
     if stored > 0 && indexed == 0 {
         tracing::info!(datasets = stored, "search index is empty: rebuilding it");
-        let report = SearchService::rebuild_from_head(app, &|_, _| {}).await?;
-        for (id, e) in &report.failed {
-            tracing::warn!(dataset = %id, error = %e, "dataset could not be indexed");
-        }
+        SearchService::rebuild_from_head(app, &|_, _| {})
+            .await?
+            .log_failures();
     } else if app.search.follows_feed() && !app.search.has_position() {
         // An index of an older version, which drained the outbox: what is left in it is
         // what that index has not seen.

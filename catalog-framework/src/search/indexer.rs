@@ -62,6 +62,15 @@ pub struct RebuildReport {
     pub failed: Vec<(String, String)>,
 }
 
+impl RebuildReport {
+    /// Logs each dataset that could not be indexed.
+    pub fn log_failures(&self) {
+        for (id, e) in &self.failed {
+            tracing::warn!(dataset = %id, error = %e, "dataset could not be indexed");
+        }
+    }
+}
+
 /// What `search-index check` found.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct CheckReport {
@@ -121,9 +130,7 @@ impl SearchService {
                 let started = Instant::now();
                 match Self::rebuild_from_head(&app, &|_, _| {}).await {
                     Ok(report) => {
-                        for (id, e) in &report.failed {
-                            tracing::warn!(dataset = %id, error = %e, "dataset could not be indexed");
-                        }
+                        report.log_failures();
                         tracing::info!(
                             datasets = report.indexed,
                             seconds = started.elapsed().as_secs_f64(),
@@ -666,7 +673,7 @@ async fn document_of(
     let Some(bundle) = bundle else {
         return Ok(None);
     };
-    let row = bundle.row.clone();
+    let row = &bundle.row;
     if row.state == "deleted" && app.config.catalog.search.remove_deleted_packages {
         return Ok(None);
     }
@@ -674,14 +681,14 @@ async fn document_of(
     ctx.ignore_auth = true;
     ctx.fill_caches = false;
     // package_show below reads the dataset from this bundle, not from the store.
-    ctx.remember_bundle(bundle);
+    ctx.remember_bundle(bundle.clone());
     let mut params = serde_json::Map::new();
     params.insert("id".into(), json!(id));
     let dict: Value = ctx
         .call("package_show", params)
         .await
         .map_err(|e| anyhow::anyhow!("package_show {id}: {e:?}"))?;
-    let labels = dataset_labels(&row, app.config.catalog.auth.allow_dataset_collaborators);
+    let labels = dataset_labels(row, app.config.catalog.auth.allow_dataset_collaborators);
     let has_vocabulary_tags = dict["tags"].as_array().is_some_and(|tags| {
         tags.iter()
             .any(|t| t["vocabulary_id"].as_str().is_some_and(|v| !v.is_empty()))

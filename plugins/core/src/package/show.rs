@@ -35,19 +35,15 @@ pub async fn package_show(ctx: &mut ActionContext, p: PackageShowParams) -> Ckan
     } else {
         None
     };
-    let row = match &cached {
-        Some(hit) => hit.row.clone(),
-        None => ctx.package_row(&id).await?.ok_or_else(|| not_found(""))?,
-    };
-    let mut auth = Params::new();
-    auth.insert("id".into(), json!(row.id));
-    ctx.check_access("package_show", &auth).await?;
     if let Some(hit) = cached {
+        check_read(ctx, &hit.row.id).await?;
         if ctx.answer_serialized("package_show", &hit.json) {
             return Ok(Value::Null);
         }
         return Ok(hit.dict.clone());
     }
+    let row = ctx.package_row(&id).await?.ok_or_else(|| not_found(""))?;
+    check_read(ctx, &row.id).await?;
     let mut dict = if default_schema {
         package_dict_as(ctx, &row, true).await?
     } else {
@@ -67,4 +63,11 @@ pub async fn package_show(ctx: &mut ActionContext, p: PackageShowParams) -> Ckan
         return Ok(Value::Null);
     }
     Ok(entry.dict.clone())
+}
+
+/// The `package_show` auth check for dataset `id`.
+async fn check_read(ctx: &mut ActionContext, id: &str) -> CkanResult<()> {
+    let mut auth = Params::new();
+    auth.insert("id".into(), json!(id));
+    ctx.check_access("package_show", &auth).await
 }

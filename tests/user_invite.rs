@@ -229,6 +229,34 @@ async fn check(kind: &str, database_url: &str, dir: &std::path::Path) {
         "{kind}"
     );
 
+    // An organization admin who names the organization (not its id) may invite too.
+    call(
+        &app,
+        sysadmin.clone(),
+        "organization_member_create",
+        json!({"id": "inv-org", "username": "bob", "role": "admin"}),
+    )
+    .await
+    .unwrap();
+    let (addr, server) = fake_smtp().await;
+    let admin_dir = tempfile::tempdir().unwrap();
+    let admin_app = app_with_smtp(kind, database_url, admin_dir.path(), &addr).await;
+    let invited = call(
+        &admin_app,
+        principal(&bob, false),
+        "user_invite",
+        json!({"email": "by-name@example.com", "group_id": "inv-org", "role": "member"}),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{kind}: an org admin naming the org: {e}"));
+    assert_eq!(invited["state"], "pending", "{kind}");
+    assert_eq!(
+        server.await.unwrap().rcpt,
+        ["RCPT TO:<by-name@example.com>"],
+        "{kind}"
+    );
+    drop(admin_app);
+
     // No SMTP server: CKAN's 409 and no user left behind.
     // Another app on the same store (its own search index directory).
     let other_dir = tempfile::tempdir().unwrap();

@@ -66,7 +66,7 @@ pub struct CachedPackage {
 
 impl CachedPackage {
     pub fn new(row: PackageRow, dict: Value) -> CachedPackage {
-        let json = serde_json::to_string(&dict).unwrap_or_default().into();
+        let json = crate::json::to_ckan_json_string(&dict).into();
         CachedPackage { row, dict, json }
     }
 

@@ -494,6 +494,7 @@ impl ActionContext {
         let uploads = self.uploads.clone();
         let mut ctx = self;
         let mut attempt = 0u32;
+        let started = std::time::Instant::now();
         loop {
             let e = match ctx.run_once(action, params.clone()).await {
                 Err(e) if e.kind == ErrorKind::Conflict => e,
@@ -503,7 +504,9 @@ impl ActionContext {
             // sees the winner's row); a duplicate that persists is not a race.
             let duplicate = e.message() == Some(crate::error::DUPLICATE_KEY);
             let limit = if duplicate { 1 } else { CONFLICT_RETRIES };
-            if attempt >= limit {
+            // The budget is in time as well as in runs: a call that keeps losing is answered
+            // within seconds, whatever the delays and lock waits added up to.
+            if attempt >= limit || started.elapsed() > CONFLICT_RETRY_BUDGET {
                 tracing::warn!(action, attempt, error = %e, "store conflict persisted");
                 return Err(crate::error::validation_message(if duplicate {
                     "A record with this id or name already exists"
@@ -565,6 +568,8 @@ const EVENT_ROUNDS: usize = 4;
 
 /// How often a call that lost a race in the store runs again before giving up.
 const CONFLICT_RETRIES: u32 = 10;
+/// How long a call may keep running again after losing races.
+const CONFLICT_RETRY_BUDGET: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// A short, growing, jittered pause before running a call again, so that racing calls
 /// spread out instead of colliding again.

@@ -152,12 +152,13 @@ impl From<serde_json::Error> for CkanError {
 pub const DUPLICATE_KEY: &str = "Duplicate key";
 
 /// Database errors that mean "lost a race", and which kind: PostgreSQL's unique violation
-/// ([`DUPLICATE_KEY`]), serialization failure and deadlock; SQLite's unique and primary-key
-/// constraints, and busy (another process holds the write lock).
+/// ([`DUPLICATE_KEY`]), serialization failure, deadlock and a lock not granted within the
+/// transaction's `lock_timeout`; SQLite's unique and primary-key constraints, and busy (another
+/// process holds the write lock).
 fn conflict(code: Option<&str>) -> Option<&'static str> {
     match code? {
         "23505" | "2067" | "1555" => Some(DUPLICATE_KEY),
-        "40001" | "40P01" | "5" | "261" | "517" => Some("Conflict"),
+        "40001" | "40P01" | "55P03" | "5" | "261" | "517" => Some("Conflict"),
         _ => None,
     }
 }

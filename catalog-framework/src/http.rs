@@ -125,7 +125,7 @@ async fn api_version(State(app): State<AppState>, req: Request) -> Response {
 }
 
 pub fn json_response(status: StatusCode, v: &Value) -> Response {
-    let body = serde_json::to_vec(v).unwrap_or_default();
+    let body = crate::json::to_ckan_json(v);
     (status, [(header::CONTENT_TYPE, JSON_TYPE)], body).into_response()
 }
 
@@ -168,9 +168,9 @@ pub fn envelope(
 fn success_envelope_bytes(app: &AppState, name: &str, result_json: &str) -> Vec<u8> {
     let help = Value::String(help_url(app, name)).to_string();
     let mut out = Vec::with_capacity(result_json.len() + help.len() + 40);
-    out.extend_from_slice(b"{\"help\":");
+    out.extend_from_slice(b"{\"help\": ");
     out.extend_from_slice(help.as_bytes());
-    out.extend_from_slice(b",\"success\":true,\"result\":");
+    out.extend_from_slice(b", \"success\": true, \"result\": ");
     out.extend_from_slice(result_json.as_bytes());
     out.push(b'}');
     out
@@ -471,7 +471,16 @@ pub async fn identify(app: &AppState, headers: &HeaderMap) -> Option<Principal> 
 /// The action name of `/api/3/action/<name>`, decoded leniently: a name that is not valid
 /// UTF-8 (or holds a slash) is simply not a known action.
 fn action_name(uri: &Uri) -> String {
-    let raw = uri.path().rsplit_once("/action/").map_or("", |(_, n)| n);
+    path_after(uri, "/action/")
+}
+
+/// The request path after the first `marker` (`"/util/"`), percent-decoded leniently: bytes
+/// that are not UTF-8 become U+FFFD, so a name nobody can have is an unknown name (a 404 in the
+/// route's own format), never axum's plain-text 400 for a path parameter that is not UTF-8.
+/// Routes read their parameters with this instead of axum's `Path` extractor. Empty when
+/// the path has no `marker`.
+pub fn path_after(uri: &Uri, marker: &str) -> String {
+    let raw = uri.path().split_once(marker).map_or("", |(_, rest)| rest);
     percent_encoding::percent_decode_str(raw)
         .decode_utf8_lossy()
         .into_owned()
@@ -554,7 +563,7 @@ async fn action_handler(State(app): State<AppState>, req: Request) -> Response {
         (Ok(_), Some(json)) => (StatusCode::OK, success_envelope_bytes(&app, &name, &json)),
         (result, _) => {
             let (status, body) = envelope(&app, &name, result);
-            (status, serde_json::to_vec(&body).unwrap_or_default())
+            (status, crate::json::to_ckan_json(&body))
         }
     };
     let mut response = match callback {

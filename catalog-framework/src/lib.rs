@@ -19,6 +19,7 @@ mod events;
 mod http;
 mod identity;
 mod jobs;
+mod json;
 pub mod mail;
 mod openapi;
 mod params;
@@ -49,7 +50,7 @@ pub mod host {
 /// What plugin crates need, in one import.
 pub mod prelude {
     pub use crate::action_params;
-    pub use crate::blocking::run as run_blocking;
+    pub use crate::blocking::{run as run_blocking, Lane};
     pub use crate::config::{Config, LimitsConfig};
     pub use crate::context::{ActionContext, App, AppState, Principal, Upload};
     pub use crate::error::{
@@ -58,12 +59,13 @@ pub mod prelude {
     };
     pub use crate::events::{Change, DomainEvent, Entity, EventSubscriber};
     pub use crate::http::{
-        bare_error, envelope, identify, is_js_callback, json_response, mark_sequence,
+        bare_error, envelope, identify, is_js_callback, json_response, mark_sequence, path_after,
         query_to_params, read_request_body, read_your_writes,
     };
     pub use crate::jobs::{enqueue_job, JobHandler, JobOptions};
+    pub use crate::json::{to_ckan_json, to_ckan_json_string};
     pub use crate::params::{
-        bool_param, natural, opt_str, positive, req_str, str_list, too_many_items, truthy,
+        bool_param, dedup, natural, opt_str, positive, req_str, str_list, too_many_items, truthy,
     };
     pub use crate::plugin::{Migration, Plugin, SearchBackendPlugin, Setup};
     pub use crate::registry::{
@@ -133,7 +135,8 @@ pub async fn build_app_with(
     index_start: IndexStart,
 ) -> anyhow::Result<context::AppState> {
     let registry = registry::Registry::for_config(&config)?;
-    tracing::info!(registry = %registry.summary(), "registered extensions");
+    tracing::info!("registered {}", registry.short_summary());
+    tracing::debug!(registry = %registry.summary(), "registered extensions");
     let mut extensions = plugin::Extensions::default();
     for p in registry.plugin_set().iter() {
         p.configure(&mut plugin::Setup {

@@ -586,6 +586,21 @@ impl Registry {
     }
 
     /// Every registered name by kind: logged at start-up and snapshot-tested.
+    /// One line for the start-up log: the enabled plugins and how many of each kind are
+    /// registered (the names are in [`Registry::summary`], logged at DEBUG).
+    pub fn short_summary(&self) -> String {
+        format!(
+            "plugins: {}; {} actions, {} auth functions, {} routes, {} dataset schemas, {} search backends, {} job handlers",
+            self.plugins.names().join(", "),
+            self.actions.len(),
+            self.auth.len(),
+            self.routes.len(),
+            self.schemas.len(),
+            self.search_backends.len(),
+            self.job_handlers.len(),
+        )
+    }
+
     pub fn summary(&self) -> Value {
         let names = |m: Vec<&String>| Value::from(m.into_iter().cloned().collect::<Vec<_>>());
         let mut summary = serde_json::json!({

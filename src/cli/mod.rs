@@ -28,6 +28,10 @@ struct Cli {
     /// Database URL; `postgres://…` selects PostgreSQL. Default: SQLite in the data directory.
     #[arg(long, global = true, env = "CATALOG_DATABASE_URL")]
     database_url: Option<String>,
+    /// Log more: `-v` logs what `serve` logs (INFO) for any command, `-vv` DEBUG (the whole
+    /// registry at start-up). `RUST_LOG` overrides both.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
 }
@@ -158,6 +162,20 @@ enum TokenCommand {
 
 pub fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    // `serve` and `jobs worker` log INFO (one line of registered plugins, then "listening");
+    // an admin command prints its own output and logs warnings only, unless asked with -v.
+    let serving = matches!(
+        cli.command,
+        Command::Serve { .. }
+            | Command::Jobs {
+                command: JobsCommand::Worker { .. }
+            }
+    );
+    let level = match (cli.verbose, serving) {
+        (0, false) => "warn",
+        (0, true) | (1, _) => "info",
+        _ => "debug",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -166,7 +184,7 @@ pub fn main() -> anyhow::Result<()> {
                 // no live document left (every dataset in it was re-indexed since): the merge
                 // is abandoned and nothing is lost. Frequent small commits make it common.
                 .unwrap_or_else(|_| {
-                    "info,sqlx=warn,tantivy::indexer::segment_manager=error".into()
+                    format!("{level},sqlx=warn,tantivy::indexer::segment_manager=error").into()
                 }),
         )
         .with_writer(std::io::stderr)

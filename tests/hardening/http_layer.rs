@@ -75,6 +75,31 @@ async fn every_answer_under_api_is_json() {
             400,
         ),
         (
+            "invalid UTF-8 in a Util API path",
+            format!("GET /api/util/%FF HTTP/1.1\r\n{host}Connection: close\r\n\r\n").into_bytes(),
+            404,
+        ),
+        (
+            "invalid UTF-8 in a version 1 Util API path",
+            format!("GET /api/1/util/%FF HTTP/1.1\r\n{host}Connection: close\r\n\r\n").into_bytes(),
+            404,
+        ),
+        (
+            "invalid UTF-8 in a version 2 Util API path",
+            format!("GET /api/2/util/dataset/%FF%FE HTTP/1.1\r\n{host}Connection: close\r\n\r\n").into_bytes(),
+            404,
+        ),
+        (
+            "invalid UTF-8 in a Search API register",
+            format!("GET /api/search/%FF HTTP/1.1\r\n{host}Connection: close\r\n\r\n").into_bytes(),
+            404,
+        ),
+        (
+            "invalid UTF-8 in a DCAT dataset path",
+            format!("GET /dataset/%FF.ttl HTTP/1.1\r\n{host}Connection: close\r\n\r\n").into_bytes(),
+            404,
+        ),
+        (
             "PUT",
             format!("PUT /api/3/action/package_show HTTP/1.1\r\n{host}Content-Length: 0\r\nConnection: close\r\n\r\n").into_bytes(),
             405,

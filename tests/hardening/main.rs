@@ -2,9 +2,11 @@
 //! input (a bounded HTTP fuzz run), parallel writers, `kill -9` during a write burst, and the
 //! HTTP server's limits. Issue: "no crash, no lost write, no stall".
 
+mod amplifiers;
 mod concurrency;
 mod crash;
 mod fuzz;
 mod http_layer;
 mod limits;
 mod support;
+mod visibility;

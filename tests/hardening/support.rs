@@ -128,6 +128,23 @@ impl Server {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Runs an admin command with the binary's own log settings (no `RUST_LOG`); returns its
+    /// exit status and output (standard output and error).
+    pub fn cli_status_without_log_env(&self, args: &[&str]) -> (bool, String) {
+        let out = self
+            .command()
+            .env_remove("RUST_LOG")
+            .args(args)
+            .output()
+            .expect("running catalog");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    }
+
     /// Runs an admin command and returns its exit status and output, without asserting.
     pub fn cli_status(&self, args: &[&str]) -> (bool, String) {
         let out = self.command().args(args).output().expect("running catalog");
@@ -237,6 +254,33 @@ impl Server {
     /// The server's peak resident memory, in KiB.
     pub fn peak_rss_kib(&self) -> u64 {
         self.proc_status_kib("VmHWM:")
+    }
+
+    /// The server's resident memory now, in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        self.proc_status_kib("VmRSS:")
+    }
+
+    /// Starts the peak ([`Server::peak_rss_kib`]) again from the memory resident now.
+    pub fn reset_peak_rss(&self) {
+        let pid = self.child.as_ref().map(|c| c.id()).unwrap_or(0);
+        std::fs::write(format!("/proc/{pid}/clear_refs"), "5").expect("resetting the peak RSS");
+    }
+
+    /// The CPU time the server has used so far, all threads, user and system.
+    pub fn cpu_time(&self) -> Duration {
+        let pid = self.child.as_ref().map(|c| c.id()).unwrap_or(0);
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The fields after the command name (which may hold spaces) are space-separated:
+        // utime and stime are the 14th and 15th of the whole line, in clock ticks (USER_HZ,
+        // 100 on Linux).
+        let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        let fields: Vec<u64> = rest
+            .split_whitespace()
+            .map(|f| f.parse().unwrap_or(0))
+            .collect();
+        let ticks = fields.get(11).copied().unwrap_or(0) + fields.get(12).copied().unwrap_or(0);
+        Duration::from_millis(ticks * 10)
     }
 
     /// True while the process runs.

@@ -234,6 +234,23 @@ pub async fn group_children(
     .await
 }
 
+/// How many public active datasets are active members of a group: its `package_count` as a
+/// search would count it for anyone, read from the memberships themselves (a write that just
+/// changed them answers before the search index has them).
+pub async fn group_public_dataset_count(
+    conn: &mut AnyConnection,
+    group_id: &str,
+) -> sqlx::Result<i64> {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM member m JOIN package p ON p.id = m.table_id \
+         WHERE m.group_id = $1 AND m.table_name = 'package' AND m.state = 'active' \
+         AND p.state = 'active' AND p.private = false",
+    )
+    .bind(group_id)
+    .fetch_one(&mut *conn)
+    .await
+}
+
 /// The groups (not organizations) a dataset, by id or name, is an active member of.
 pub async fn package_group_ids(
     conn: &mut AnyConnection,

@@ -270,6 +270,10 @@ impl Store {
     }
 }
 
+/// How long a PostgreSQL write transaction waits for one lock before giving up: 5 s (SQLite's
+/// writers queue on the store's write lock instead, and wait `busy_timeout` at most).
+const LOCK_TIMEOUT_STATEMENT: &str = "SET LOCAL lock_timeout = 5000";
+
 /// The database handle of one action call: acquired on first use; a transaction for writes.
 #[derive(Default)]
 pub(crate) enum Db {
@@ -291,7 +295,16 @@ impl Db {
                 // this one wait (busy_timeout) instead of failing at its first write.
                 Db::Tx(match store.backend {
                     Backend::Sqlite => store.pool.begin_with("BEGIN IMMEDIATE").await?,
-                    Backend::Postgres => store.pool.begin().await?,
+                    Backend::Postgres => {
+                        let mut tx = store.pool.begin().await?;
+                        // A row lock is waited for this long at most; then the call fails
+                        // with a conflict and runs again (ActionContext::run_top), so no
+                        // writer queues without bound behind a lock held by another.
+                        sqlx::query(LOCK_TIMEOUT_STATEMENT)
+                            .execute(&mut *tx)
+                            .await?;
+                        tx
+                    }
                 })
             } else {
                 Db::Conn(store.pool.acquire().await?)

@@ -125,12 +125,13 @@ pub(crate) fn list_options(
         let v = v.filter(|v| !v.is_null())?;
         list_of_strings(v).map_err(|m| errs.push(key, m)).ok()
     };
-    let types = list("activity_types", input.activity_types.as_ref(), &mut errs);
+    let types = list("activity_types", input.activity_types.as_ref(), &mut errs).map(dedup);
     let exclude = list(
         "exclude_activity_types",
         input.exclude_activity_types.as_ref(),
         &mut errs,
-    );
+    )
+    .map(dedup);
     if exclusive && input.activity_types.is_some() && input.exclude_activity_types.is_some() {
         errs.push(
             "activity_types",
@@ -276,9 +277,13 @@ pub async fn package_activity_list(
     let o = list_options(ctx, p.list_input(), true)?;
     let row = ctx.package_row(&p.id).await?.ok_or_else(|| not_found(""))?;
     let mut auth = p.__extras;
-    auth.insert("id".into(), json!(row.id));
+    // What the caller sent: a refusal names it, not the dataset's id.
+    auth.insert("id".into(), json!(p.id));
     ctx.check_access("package_activity_list", &auth).await?;
-    run_list(ctx, store::Scope::Object(&row.id), &o, None).await
+    // Activities recorded while the dataset was private or a draft carry its labels of then:
+    // only those who hold one see them (CKAN 2.10+).
+    let labels = caller_labels(ctx).await?;
+    run_list(ctx, store::Scope::Object(&row.id), &o, labels.as_deref()).await
 }
 
 list_params! {
@@ -327,7 +332,9 @@ async fn group_list(
     let mut auth = extras;
     auth.insert("id".into(), json!(g.id));
     ctx.check_access(action, &auth).await?;
-    run_list(ctx, scope, &o, None).await
+    // The datasets' activities that the caller may not see (private, draft) are left out.
+    let labels = caller_labels(ctx).await?;
+    run_list(ctx, scope, &o, labels.as_deref()).await
 }
 
 pub async fn group_activity_list(
@@ -401,15 +408,26 @@ pub(crate) async fn with_data(
         .map(|r| (r.seq, r.to_dict(Value::Null)))
         .collect();
     let mut data = store::data_of(ctx.db().await?, rows).await?;
-    Ok(Value::Array(
-        heads
-            .into_iter()
-            .map(|(seq, mut d)| {
-                d["data"] = data.remove(&seq).unwrap_or(Value::Null);
-                d
-            })
-            .collect(),
-    ))
+    let mut out = Vec::with_capacity(heads.len());
+    for (seq, mut d) in heads {
+        let mut item = data.remove(&seq).unwrap_or(Value::Null);
+        hide_unreadable_relationships(ctx, &mut item).await?;
+        d["data"] = item;
+        out.push(d);
+    }
+    Ok(Value::Array(out))
+}
+
+/// An activity's dataset as it was shows its relationships only with datasets the caller may
+/// read now (as package_show does).
+async fn hide_unreadable_relationships(
+    ctx: &mut ActionContext,
+    data: &mut Value,
+) -> CkanResult<()> {
+    if let Some(pkg) = data.get_mut("package") {
+        authz::hide_unreadable_relationships(ctx, pkg).await?;
+    }
+    Ok(())
 }
 
 /// The activity an `id` names, or CKAN's 404.
@@ -485,6 +503,7 @@ pub async fn activity_show(ctx: &mut ActionContext, p: ActivityShowParams) -> Ck
     let mut data = store::data_of(ctx.db().await?, vec![a]).await?;
     let mut out = head;
     out["data"] = data.remove(&seq).unwrap_or(Value::Null);
+    hide_unreadable_relationships(ctx, &mut out["data"]).await?;
     Ok(out)
 }
 
@@ -513,6 +532,7 @@ pub async fn activity_data_show(
         .await?
         .remove(&seq)
         .unwrap_or(Value::Null);
+    hide_unreadable_relationships(ctx, &mut data).await?;
     match p.object_type {
         None => Ok(data),
         Some(t) => data
@@ -541,11 +561,17 @@ action_params! {
     }
 }
 
+/// The most characters (of both versions' JSON together) an html diff compares. The diff's
+/// intraline work is bounded by characters too (`difflib::MAX_FANCY_WORK`); this bounds the
+/// rest (the line matching and the table), which grows with the text.
+const MAX_HTML_DIFF_CHARS: usize = 2_000_000;
+
+/// Diffs run on the blocking pool in a lane of their own: a burst of them waits for its own
+/// slots and does not hold up other heavy work (DCAT documents).
+static DIFFS: Lane = Lane::new("activity_diff");
+
 /// The anchor counter of Python's `HtmlDiff`: each HTML diff of the process numbers its
 /// anchors with the next value, as CKAN's do.
-/// The most lines (of both versions together) an html diff compares.
-const MAX_HTML_DIFF_LINES: usize = 3_000;
-
 static HTML_DIFFS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 pub async fn activity_diff(ctx: &mut ActionContext, p: ActivityDiffParams) -> CkanResult<Value> {
@@ -571,20 +597,24 @@ pub async fn activity_diff(ctx: &mut ActionContext, p: ActivityDiffParams) -> Ck
     } else {
         0
     };
-    if diff_type == "html"
-        && crate::difflib::json_lines(old).len() + crate::difflib::json_lines(new).len()
-            > MAX_HTML_DIFF_LINES
-    {
-        // Python's HtmlDiff takes cubic time on a large rewritten block: beyond this size it
-        // would hold a worker for minutes (docs/API-COMPAT.md).
-        return Err(validation_message(format!(
-            "The objects are too large for an html diff (more than {MAX_HTML_DIFF_LINES} lines): use diff_type unified or context"
-        )));
-    }
     let (old, new, kind) = (old.clone(), new.clone(), diff_type.to_string());
     // Diffing two large datasets is CPU work: off the async workers.
-    let diff = run_blocking(move || crate::difflib::activity_diff(&old, &new, &kind, index))
-        .await?
+    let diff = DIFFS
+        .run(move || {
+            let chars = |v: &Value| -> usize {
+                crate::difflib::json_lines(v)
+                    .iter()
+                    .map(|l| l.chars().count() + 1)
+                    .sum()
+            };
+            if kind == "html" && chars(&old) + chars(&new) > MAX_HTML_DIFF_CHARS {
+                return Err(validation_message(format!(
+                    "The objects are too large for an html diff (more than {MAX_HTML_DIFF_CHARS} characters): use diff_type unified or context"
+                )));
+            }
+            Ok(crate::difflib::activity_diff(&old, &new, &kind, index))
+        })
+        .await??
         .ok_or_else(|| validation_message("diff_type not recognized"))?;
     let [mut prev_dict, mut this_dict] = heads;
     prev_dict["data"] = before;

@@ -984,6 +984,9 @@ fn ndiff_lines<'a, S: AsRef<str>>(a: &'a [S], b: &'a [S]) -> Vec<NdLine<'a>> {
     let mut out = Vec::with_capacity(a.len().max(b.len()));
     for op in matcher.get_opcodes().to_vec() {
         match op.tag {
+            Tag::Replace if fancy_work(a, b, op) > MAX_FANCY_WORK => {
+                plain_replace(a, b, (op.i1, op.i2, op.j1, op.j2), &mut out)
+            }
             Tag::Replace => fancy_replace(a, b, &ia, &ib, op, &mut out),
             Tag::Delete => dump(b'-', a, op.i1, op.i2, &mut out),
             Tag::Insert => dump(b'+', b, op.j1, op.j2, &mut out),
@@ -991,6 +994,20 @@ fn ndiff_lines<'a, S: AsRef<str>>(a: &'a [S], b: &'a [S]) -> Vec<NdLine<'a>> {
         }
     }
     out
+}
+
+/// The most work `_fancy_replace` may do on one replaced block, counted as the product of the
+/// two sides' characters: it compares every line of one side with every line of the other,
+/// character by character, so its time grows with that product (two rewritten 99,000-character
+/// texts took a minute). A larger block is written as Python's `_plain_replace` writes it
+/// (all its old lines, then all its new ones, without the intraline marks): the one place
+/// where the output differs from CPython's (docs/API-COMPAT.md).
+const MAX_FANCY_WORK: usize = 40_000_000;
+
+/// The characters of the old side of a replaced block times those of its new side.
+fn fancy_work<S: AsRef<str>>(a: &[S], b: &[S], op: Opcode) -> usize {
+    let chars = |x: &[S]| -> usize { x.iter().map(|l| l.as_ref().chars().count() + 1).sum() };
+    chars(slice(a, op.i1, op.i2)).saturating_mul(chars(slice(b, op.j1, op.j2)))
 }
 
 fn dump<'a, S: AsRef<str>>(tag: u8, x: &'a [S], lo: usize, hi: usize, out: &mut Vec<NdLine<'a>>) {
@@ -1807,6 +1824,47 @@ mod tests {
             &[html_make_table(&a, &b, 0)],
             &rewritten["html"],
         );
+    }
+
+    #[test]
+    fn a_huge_rewrite_is_diffed_in_bounded_time() {
+        // Two different 99,000-character notes: every wrapped line of one is compared with
+        // every line of the other by CPython's `_fancy_replace` (a minute of CPU); here the
+        // block is over MAX_FANCY_WORK and written as a plain replace.
+        let text = |seed: u64| -> String {
+            let mut x = seed;
+            let mut out = String::new();
+            while out.len() < 99_000 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                out.push_str(
+                    ["lorem ", "ipsum ", "dolor ", "sit ", "amet "][(x >> 33) as usize % 5],
+                );
+            }
+            out
+        };
+        let (old, new) = (json!({"notes": text(1)}), json!({"notes": text(2)}));
+        let started = std::time::Instant::now();
+        let html = activity_diff(&old, &new, "html", 0).unwrap();
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(html.contains("diff_sub") && html.contains("diff_add"));
+        assert!(
+            !html.contains("diff_chg"),
+            "a plain replace marks no intraline change"
+        );
+        // A small rewritten block is still Python's fancy one.
+        let (a, b) = (
+            json!({"notes": "one two three"}),
+            json!({"notes": "one two four"}),
+        );
+        assert!(activity_diff(&a, &b, "html", 0)
+            .unwrap()
+            .contains("diff_chg"));
     }
 
     #[test]

@@ -764,8 +764,10 @@ pub async fn revision_show(ctx: &mut ActionContext, p: RevisionShowParams) -> Ck
     revision_dict(ctx, &head, Some(&data)).await
 }
 
-/// Every activity of one object, newest first, as revisions without their objects.
+/// Every activity of one object that the caller may see (see `package_activity_list`),
+/// newest first, as revisions without their objects.
 async fn object_revisions(ctx: &mut ActionContext, object_id: &str) -> CkanResult<Value> {
+    let labels = caller_labels(ctx).await?;
     let rows = store::list(
         ctx.db().await?,
         &ListQuery {
@@ -777,7 +779,7 @@ async fn object_revisions(ctx: &mut ActionContext, object_id: &str) -> CkanResul
             since: None,
             types: None,
             exclude_types: None,
-            labels: None,
+            labels: labels.as_deref(),
             oldest_first: false,
             exclude_users: None,
         },
@@ -804,7 +806,8 @@ pub async fn package_revision_list(
 ) -> CkanResult<Value> {
     let row = ctx.package_row(&p.id).await?.ok_or_else(|| not_found(""))?;
     let mut auth = p.__extras;
-    auth.insert("id".into(), json!(row.id));
+    // What the caller sent: a refusal names it, not the dataset's id.
+    auth.insert("id".into(), json!(p.id));
     ctx.check_access("package_revision_list", &auth).await?;
     object_revisions(ctx, &row.id).await
 }

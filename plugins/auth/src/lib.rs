@@ -32,7 +32,7 @@ macro_rules! auth {
 
 auth! {
     package_show, anon = true, package_read;
-    resource_show, anon = true, package_read;
+    resource_show, anon = true, resource_read;
     package_search, anon = true, allow;
     package_list, anon = true, allow;
     current_package_list_with_resources, anon = true, allow;
@@ -185,17 +185,37 @@ async fn allow(_: &mut ActionContext, _: &Params) -> CkanResult<()> {
     Ok(())
 }
 
+/// `package_show`: the caller must be able to read the dataset. The refusal names the dataset
+/// as the caller did (CKAN names its id, which tells whoever asked by name the id of a private
+/// dataset; docs/API-COMPAT.md).
 async fn package_read(ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
     let id = id_of(data, "id");
     let pkg = ctx.package_row(&id).await?.ok_or_else(|| not_found(""))?;
     if authz::can_read_package(ctx, &pkg).await? {
         Ok(())
     } else {
-        Err(not_authorized(format!(
-            "User {} not authorized to read package {}",
-            ctx.user_name(),
-            pkg.id
-        )))
+        Err(deny(ctx, &format!("read package {id}")))
+    }
+}
+
+/// `resource_show`: the caller must be able to read the resource's dataset (`package_id`, or
+/// the dataset of the resource `id`). The refusal names the resource.
+async fn resource_read(ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
+    let id = id_of(data, "id");
+    let package = match data.get("package_id").and_then(Value::as_str) {
+        Some(p) => p.to_string(),
+        None => q::active_resource_package_id(ctx.db().await?, &id)
+            .await?
+            .ok_or_else(|| not_found("Resource was not found."))?,
+    };
+    let pkg = ctx
+        .package_row(&package)
+        .await?
+        .ok_or_else(|| not_found(""))?;
+    if authz::can_read_package(ctx, &pkg).await? {
+        Ok(())
+    } else {
+        Err(deny(ctx, &format!("read resource {id}")))
     }
 }
 
@@ -458,7 +478,12 @@ async fn group_membership(ctx: &mut ActionContext, data: &Params) -> CkanResult<
 
 /// CKAN's `user_invite` auth: `group_member_create`'s on `group_id`, with its message.
 async fn invite_check(ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
-    let id = id_of(data, "group_id");
+    // `group_id` is an id or a name, as for every member action: permissions are by id.
+    let given = id_of(data, "group_id");
+    let id = match ctx.group_row(&given).await? {
+        Some(g) => g.id,
+        None => given,
+    };
     if authz::has_permission(ctx, &id, "membership").await? {
         Ok(())
     } else {

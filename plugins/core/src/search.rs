@@ -2,12 +2,16 @@
 //! filters, permission rules and result shape (spec/ckan-read-api.md §5), answered by the
 //! configured search backend. Groups' datasets and `tag_show` search through it too.
 
-use catalog_framework::authz::label_filter;
+use catalog_framework::authz::{self, label_filter};
 use catalog_framework::prelude::*;
 use catalog_framework::search::query::{parse_dismax, parse_lucene, parse_q, QueryError};
 use chrono::Utc;
 
 use crate::licenses;
+
+/// The most distinct `facet.field`s of one search: each is counted over every match (a
+/// deployment indexes a few dozen fields; the default facets are six).
+const MAX_FACET_FIELDS: usize = 100;
 
 /// package_search's parameters after validation.
 pub struct SearchOptions {
@@ -142,6 +146,16 @@ impl SearchOptions {
             Some(_) => None,
         };
         let qf = p.get("qf").and_then(Value::as_str).map(str::to_string);
+        // Each facet, filter and field is worked for once, however often it is repeated.
+        let facet_fields = dedup(facet_fields);
+        if facet_fields.len() > MAX_FACET_FIELDS {
+            errors.push(
+                "facet.field",
+                format!("Must hold at most {MAX_FACET_FIELDS} distinct fields"),
+            );
+        }
+        let fq = dedup(fq);
+        let fl = fl.map(dedup);
         errors.finish()?;
         Ok(SearchOptions {
             q,
@@ -267,8 +281,10 @@ pub async fn run(ctx: &mut ActionContext, o: SearchOptions) -> CkanResult<Value>
     let hits = ctx.app.search.search(&req).await?;
     let mut results = Vec::with_capacity(hits.docs.len());
     for d in &hits.docs {
-        let dict: Value =
+        let mut dict: Value =
             serde_json::from_str(d).map_err(|e| internal(format!("stored search dict: {e}")))?;
+        // As package_show: relationships only with datasets the caller may read.
+        authz::hide_unreadable_relationships(ctx, &mut dict).await?;
         results.push(match &o.fl {
             Some(fl) => restrict(&dict, fl),
             None => dict,

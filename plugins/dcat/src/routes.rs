@@ -4,7 +4,7 @@
 use crate::rdf::serialize::EXTENSIONS;
 use crate::rdf::RdfFormat;
 use crate::rdf::{Dcat, DcatSettings};
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{OriginalUri, RawQuery, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
@@ -69,10 +69,13 @@ fn profiles_param(raw: Option<&str>) -> Option<String> {
 /// `/dataset/{id}.{ext}` (RDF) or `/dataset/{id}` (negotiated RDF, else the HTML page).
 async fn dataset(
     State(app): State<AppState>,
-    Path(file): Path<String>,
+    OriginalUri(uri): OriginalUri,
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
 ) -> Response {
+    // `/dataset/{file}` or `/dataset_series/{file}`, decoded leniently.
+    let path = path_after(&uri, "/");
+    let file = path.split_once('/').map_or("", |(_, f)| f).to_string();
     let Some(settings) = app.extension::<Dcat>().map(|d| &d.settings) else {
         return not_found_response(&app);
     };
@@ -123,11 +126,11 @@ async fn home(
 async fn other(
     State(app): State<AppState>,
     method: Method,
-    Path(path): Path<String>,
+    OriginalUri(uri): OriginalUri,
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    let path = format!("/{path}");
+    let path = format!("/{}", path_after(&uri, "/"));
     let Some(settings) = app.extension::<Dcat>().map(|d| &d.settings) else {
         return no_route();
     };

@@ -170,7 +170,7 @@ impl LegacyRequest {
                     (header::CONTENT_TYPE, JSONP_TYPE),
                     (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
                 ],
-                format!("{cb}({v});"),
+                format!("{cb}({});", to_ckan_json_string(v)),
             )
                 .into_response(),
             _ => json_response(status, v),

@@ -2,7 +2,36 @@
 //! shown as text (never passed through), links and images only to safe schemes, and
 //! `dataset:<name>` written as a link to that dataset's page (CKAN's `render_markdown`).
 
+use catalog_framework::prelude::{CkanResult, Lane};
 use pulldown_cmark::{html, Event, Options, Parser, Tag, TagEnd};
+
+/// The longest text rendered, in characters (the default `catalog.max_field_chars` of a
+/// dataset's notes): the rest of a longer text is left out.
+pub const MAX_CHARS: usize = 100_000;
+
+/// The deepest nesting of block quotes and lists kept: deeper markers are rendered as the
+/// content of the deepest kept level. `>>>>…` on one line would otherwise make one
+/// `<blockquote>` per character (a 10 MB body became 290 MB of HTML).
+const MAX_NESTING: usize = 32;
+
+/// Renderings run on the blocking pool, in a lane of their own.
+static RENDERING: Lane = Lane::new("markdown");
+
+/// [`render_with_site`] off the async workers.
+pub async fn render_off_thread(markdown: String, site: String) -> CkanResult<String> {
+    RENDERING
+        .run(move || render_with_site(&markdown, &site))
+        .await
+}
+
+/// True for the blocks that nest (an item nests within its list).
+fn is_container(tag: &Tag<'_>) -> bool {
+    matches!(tag, Tag::BlockQuote(_) | Tag::List(_) | Tag::Item)
+}
+
+fn is_container_end(tag: &TagEnd) -> bool {
+    matches!(tag, TagEnd::BlockQuote(_) | TagEnd::List(_) | TagEnd::Item)
+}
 
 /// The link targets kept: web, mail and relative addresses. `javascript:`, `data:` and the
 /// rest are dropped (the link's text stays).
@@ -21,11 +50,21 @@ pub fn render(markdown: &str) -> String {
     render_with_site(markdown, "")
 }
 
-/// Renders Markdown; `dataset:<name>` becomes a link to `<site>/dataset/<name>`.
+/// Renders Markdown; `dataset:<name>` becomes a link to `<site>/dataset/<name>`. At most
+/// [`MAX_CHARS`] characters are read and [`MAX_NESTING`] levels of quotes and lists kept, so
+/// the HTML is at most a small multiple of the input.
 pub fn render_with_site(markdown: &str, site: &str) -> String {
+    let markdown = match markdown.char_indices().nth(MAX_CHARS) {
+        Some((end, _)) => &markdown[..end],
+        None => markdown,
+    };
     let linked = link_datasets(&atx_headings(markdown), site);
     // For each open link or image: whether it was dropped (its text stays, as plain text).
     let mut dropped = Vec::new();
+    // For each open container (quote, list, item): whether it was kept, and whether it is a
+    // level (a quote or a list; an item is not).
+    let mut containers: Vec<(bool, bool)> = Vec::new();
+    let mut kept_depth = 0usize;
     let events = Parser::new_ext(
         &linked,
         Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES,
@@ -41,6 +80,24 @@ pub fn render_with_site(markdown: &str, site: &str) -> String {
         Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
             let was_dropped = dropped.pop().unwrap_or(false);
             (!was_dropped).then_some(ev)
+        }
+        // An item is kept with its list; a quote or a list while fewer than MAX_NESTING are
+        // open around it.
+        Event::Start(Tag::Item) => {
+            let keep = containers.last().is_none_or(|(kept, _)| *kept);
+            containers.push((keep, false));
+            keep.then_some(ev)
+        }
+        Event::Start(ref tag) if is_container(tag) => {
+            let keep = kept_depth < MAX_NESTING;
+            containers.push((keep, true));
+            kept_depth += usize::from(keep);
+            keep.then_some(ev)
+        }
+        Event::End(ref tag) if is_container_end(tag) => {
+            let (keep, level) = containers.pop().unwrap_or((true, false));
+            kept_depth -= usize::from(keep && level && kept_depth > 0);
+            keep.then_some(ev)
         }
         other => Some(other),
     });
@@ -129,6 +186,44 @@ mod tests {
             html.contains(r#"<a href="https://example.org/a:b">ok</a>"#),
             "{html}"
         );
+    }
+
+    #[test]
+    fn deep_nesting_is_flattened_and_the_output_stays_small() {
+        for (marker, tag) in [(">", "<blockquote>"), ("- ", "<ul>"), ("1. ", "<ol>")] {
+            let text = format!("{}deep", marker.repeat(30_000));
+            let html = render(&text);
+            assert_eq!(html.matches(tag).count(), MAX_NESTING, "{marker}");
+            assert!(
+                html.len() < 40 * text.len(),
+                "{marker}: {} bytes",
+                html.len()
+            );
+            assert!(html.contains("deep"), "{marker}");
+        }
+    }
+
+    #[test]
+    fn pathological_inputs_render_quickly() {
+        let started = std::time::Instant::now();
+        for unit in [
+            "[", "*a", "<", "`", "|", "![", "](", "_", "> - ", "[x]: ", "\\", "&#",
+        ] {
+            let text = unit.repeat(MAX_CHARS / unit.len() + 10);
+            let html = render(&text);
+            assert!(html.len() < 40 * MAX_CHARS, "{unit}: {} bytes", html.len());
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn only_the_first_max_chars_are_read() {
+        let text = format!("{}TAIL", "a".repeat(MAX_CHARS));
+        assert!(!render(&text).contains("TAIL"));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! Action API's `package_search`, `resource_search` and `revision_list` (so authorization and
 //! visibility are theirs; private datasets are never in these results).
 
-use axum::extract::{Path, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode};
 use axum::response::Response;
 use axum::routing::get;
@@ -716,11 +716,8 @@ async fn revision_search(req: &LegacyRequest) -> Response {
     }
 }
 
-async fn search(
-    State(app): State<AppState>,
-    Path(register): Path<String>,
-    req: Request,
-) -> Response {
+async fn search(State(app): State<AppState>, req: Request) -> Response {
+    let register = path_after(req.uri(), "/search/");
     let req = match LegacyRequest::read(app, req).await {
         Ok(r) => r,
         Err(resp) => return resp,

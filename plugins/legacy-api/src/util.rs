@@ -3,14 +3,14 @@
 //! caller; `is_slug_valid` and `create_slug` read names directly (datasets and groups in any
 //! state hold their names, which no action lists).
 
-use axum::extract::{Path, Request, State};
+use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
 use catalog_framework::prelude::*;
 
 use crate::common::{bad_request, from_ckan, not_found_error, LegacyRequest};
-use crate::markdown::render_with_site;
+use crate::markdown::{render_off_thread, MAX_CHARS};
 use crate::munge::{munge_name, munge_tag, munge_title_to_name};
 use crate::search::{pairs_to_params, request_pairs};
 
@@ -81,7 +81,8 @@ fn percent_decode(b: &[u8]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-async fn util(State(app): State<AppState>, Path(path): Path<String>, req: Request) -> Response {
+async fn util(State(app): State<AppState>, req: Request) -> Response {
+    let path = path_after(req.uri(), "/util/");
     let req = match LegacyRequest::read(app, req).await {
         Ok(r) => r,
         Err(resp) => return resp,
@@ -94,10 +95,7 @@ async fn util(State(app): State<AppState>, Path(path): Path<String>, req: Reques
         "user/autocomplete" => user_autocomplete(&req, &p).await,
         "group/autocomplete" => group_autocomplete(&req, &p, false).await,
         "organization/autocomplete" => group_autocomplete(&req, &p, true).await,
-        "markdown" => {
-            let html = render_with_site(&p.text("q"), req.app.config.site_url());
-            req.ok(&json!(html))
-        }
+        "markdown" => markdown(&req, p.text("q")).await,
         "is_slug_valid" => is_slug_valid(&req, &p).await,
         "dataset/create_slug" => create_slug(&req, &p).await,
         "dataset/munge_name" => req.ok(&json!(munge_name(&p.text("name")))),
@@ -113,6 +111,21 @@ async fn util(State(app): State<AppState>, Path(path): Path<String>, req: Reques
         }
         "status" => status(&req).await,
         _ => not_found_error(""),
+    }
+}
+
+/// `/util/markdown?q=…`: the text rendered as sanitized HTML; a text longer than CKAN would
+/// ever hold in a field is refused rather than rendered in part.
+async fn markdown(req: &LegacyRequest, text: String) -> Response {
+    if text.chars().nth(MAX_CHARS).is_some() {
+        return bad_request(&format!(
+            "Markdown text too long (at most {MAX_CHARS} characters)"
+        ));
+    }
+    let site = req.app.config.site_url().to_string();
+    match render_off_thread(text, site).await {
+        Ok(html) => req.ok(&json!(html)),
+        Err(e) => from_ckan(&e),
     }
 }
 

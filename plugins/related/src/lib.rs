@@ -5,6 +5,9 @@
 //! answers are kept here. Activities for related items are not recorded.
 #![forbid(unsafe_code)]
 
+use std::collections::HashMap;
+
+use catalog_framework::authz;
 use catalog_framework::prelude::*;
 use catalog_framework::store::RowExt;
 use sqlx::AnyConnection;
@@ -193,11 +196,22 @@ async fn related_create(ctx: &mut ActionContext, p: RelatedCreateParams) -> Ckan
     let fields = validate(&p, true)?;
     let dataset = match text(&p, "dataset_id").filter(|s| !s.is_empty()) {
         None => None,
-        Some(d) => Some(ctx.package_row(&d).await?.ok_or_else(|| {
-            validation()
-                .field("dataset_id", "Dataset not found")
-                .build()
-        })?),
+        Some(d) => {
+            let row = ctx.package_row(&d).await?.ok_or_else(|| {
+                validation()
+                    .field("dataset_id", "Dataset not found")
+                    .build()
+            })?;
+            // Nothing is attached to a dataset the caller may not read (CKAN lets any user
+            // attach an item to any dataset; docs/API-COMPAT.md).
+            if !authz::can_read_package(ctx, &row).await? {
+                return Err(not_authorized(format!(
+                    "User {} not authorized to read package {d}",
+                    ctx.user_name()
+                )));
+            }
+            Some(row)
+        }
     };
     let item = Related {
         id: catalog_framework::store::new_id(),
@@ -355,6 +369,12 @@ async fn related_show(ctx: &mut ActionContext, p: RelatedShowParams) -> CkanResu
     let item = by_id(ctx.db().await?, &id)
         .await?
         .ok_or_else(|| not_found(""))?;
+    if !visible(ctx, &item.id, &mut HashMap::new()).await? {
+        return Err(not_authorized(format!(
+            "User {} not authorized to read related item {id}",
+            ctx.user_name()
+        )));
+    }
     // CKAN 2.5 passes the row through its schema again: `created` is dropped, `view_count`
     // goes under `__extras`, empty optional fields are left out.
     let mut m = Map::new();
@@ -391,18 +411,17 @@ async fn related_list(ctx: &mut ActionContext, p: RelatedListParams) -> CkanResu
     let p = p.__extras;
     ctx.check_access("related_list", &p).await?;
     let dataset = match text(&p, "id").filter(|s| !s.is_empty()) {
-        Some(d) => ctx.package_row(&d).await?,
+        Some(d) => ctx.package_row(&d).await?.map(|row| (d, row)),
         None => None,
     };
     let rows = match dataset {
-        Some(d) => {
+        Some((sent, d)) => {
             // CKAN leaves a dataset's related items to anyone; only those of datasets the
             // caller may read are listed here.
-            if !catalog_framework::authz::can_read_package(ctx, &d).await? {
+            if !authz::can_read_package(ctx, &d).await? {
                 return Err(not_authorized(format!(
-                    "User {} not authorized to read package {}",
-                    ctx.user_name(),
-                    d.id
+                    "User {} not authorized to read package {sent}",
+                    ctx.user_name()
                 )));
             }
             sqlx::query(&format!(
@@ -433,9 +452,38 @@ async fn related_list(ctx: &mut ActionContext, p: RelatedListParams) -> CkanResu
             .await?
         }
     };
-    Ok(Value::Array(
-        rows.iter().map(|r| dictize(&from_row(r))).collect(),
-    ))
+    // Every item of a private dataset the caller may not read is left out.
+    let mut readable = HashMap::new();
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let item = from_row(r);
+        if visible(ctx, &item.id, &mut readable).await? {
+            out.push(dictize(&item));
+        }
+    }
+    Ok(Value::Array(out))
+}
+
+/// Whether the caller may see an item: one linked to no dataset, or to a dataset the caller
+/// may read (`readable` remembers the datasets already checked).
+async fn visible(
+    ctx: &mut ActionContext,
+    related_id: &str,
+    readable: &mut HashMap<String, bool>,
+) -> CkanResult<bool> {
+    if ctx.is_sysadmin() {
+        return Ok(true);
+    }
+    let datasets = linked_datasets(ctx.db().await?, related_id).await?;
+    if datasets.is_empty() {
+        return Ok(true);
+    }
+    for d in &datasets {
+        if authz::may_read_dataset(ctx, d, readable).await? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 register_typed_actions! {

@@ -636,12 +636,14 @@ async fn text_facet(
         Some(l) => format!("LIMIT {}", sql.bind(Arg::Int(l as i64))),
         None => String::new(),
     };
+    // Ordered by the whole lexeme (its prefix is the same in every row): an expression in
+    // ORDER BY cannot name an output column such as `val`.
     let query = format!(
         "SELECT substr(u.lexeme, {from}::int) AS val, {count_expr} AS n \
          FROM {LIVE} d CROSS JOIN LATERAL unnest(d.tsv) AS u \
          WHERE left(u.lexeme, {plen}::int) = {p} {filter_where} \
          GROUP BY u.lexeme HAVING {count_expr} >= {min} \
-         ORDER BY n DESC, val COLLATE \"C\" {limit}"
+         ORDER BY n DESC, u.lexeme COLLATE \"C\" {limit}"
     );
     let (query, query_args) = sql.statement(&query);
     let rows = bind_all(sqlx::query(&query), &query_args)

@@ -19,6 +19,9 @@ async fn create(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<
         errs.push("name", "Group name already exists in database");
     }
     catalog_plugin_schema::check_type(p.get("type"), &mut errs);
+    // A group is created active (group_delete deletes it); any other state is refused rather
+    // than silently dropped.
+    catalog_plugin_schema::check_state(p.get("state"), &["active"], &mut errs);
     let group_type = match p.get("type").and_then(Value::as_str) {
         Some(t) if !t.is_empty() => t.to_string(),
         _ => kind(is_org).to_string(),

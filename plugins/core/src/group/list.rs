@@ -59,7 +59,8 @@ async fn list(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<Va
     ctx.check_access(&format!("{}_list", kind(is_org)), &p)
         .await?;
     let mut groups = q::active_groups_of_type(ctx.db().await?, &group_type, is_org).await?;
-    if let Some(only) = &only {
+    if let Some(only) = only {
+        let only: std::collections::HashSet<String> = only.into_iter().collect();
         groups.retain(|g| only.contains(&g.name));
     }
     if let Some(qt) = &q_text {
@@ -123,6 +124,7 @@ async fn list(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<Va
         users: bool_param(&p, "include_users", false)?,
         groups: bool_param(&p, "include_groups", false)?,
         counts: counts.as_ref(),
+        after_write: false,
     };
     let mut out = Vec::new();
     for (g, _) in page {

@@ -11,7 +11,7 @@ use catalog_framework::prelude::*;
 use catalog_framework::store::{self as q, GroupRow};
 
 use crate::dictize::{extras_list, group_base, sorted, user_dict};
-use crate::membership::add_member;
+use crate::membership::{add_member, remove_members_not_in};
 use crate::search::{self, SearchOptions};
 
 pub(crate) mod autocomplete;
@@ -67,6 +67,8 @@ struct ShowOpts<'a> {
     groups: bool,
     /// Counts computed once for a whole list (`group_list` with `all_fields`).
     counts: Option<&'a DatasetCounts>,
+    /// The dict answered by the write that made it.
+    after_write: bool,
 }
 
 impl ShowOpts<'static> {
@@ -78,6 +80,7 @@ impl ShowOpts<'static> {
         users: true,
         groups: true,
         counts: None,
+        after_write: true,
     };
 }
 
@@ -109,6 +112,13 @@ async fn group_dict(ctx: &mut ActionContext, g: &GroupRow, o: &ShowOpts<'_>) -> 
     } else if o.dataset_count {
         let n = match o.counts {
             Some(c) => c.of(g),
+            // A group's write may have changed its datasets, which the search index learns
+            // only after the commit: counted from the memberships (for anyone, as a search
+            // of `groups:<name>` counts). An organization's datasets are not changed by its
+            // writes.
+            None if o.after_write && !g.is_organization => {
+                q::group_public_dataset_count(ctx.db().await?, &g.id).await? as u64
+            }
             None => group_packages(ctx, g, false).await?.0,
         };
         m.insert("package_count".into(), json!(n));
@@ -162,7 +172,10 @@ async fn apply_users_and_parents(
     g: &GroupRow,
     p: &Params,
 ) -> CkanResult<()> {
+    // A list given replaces the members of its kind (users, datasets, child groups): those
+    // left out stop being members, as CKAN's group_member_save does. Absent, they stay.
     if let Some(Value::Array(users)) = p.get("users") {
+        let mut listed = Vec::with_capacity(users.len());
         for u in users {
             let name = u
                 .get("name")
@@ -177,7 +190,9 @@ async fn apply_users_and_parents(
                 return Err(validation().field("users", "User not found").build());
             };
             add_member(ctx, &g.id, "user", &user.id, cap).await?;
+            listed.push(user.id);
         }
+        remove_members_not_in(ctx, &g.id, "user", &listed).await?;
     }
     if let Some(Value::Array(parents)) = p.get("groups") {
         let conn = ctx.db().await?;
@@ -199,7 +214,10 @@ async fn apply_users_and_parents(
             add_member(ctx, &g.id, "group", &pg.id, "parent").await?;
         }
     }
+    // Organizations own their datasets through `owner_org`: `packages` is ignored for them
+    // (CKAN's organization_update does the same).
     if let (false, Some(Value::Array(pkgs))) = (g.is_organization, p.get("packages")) {
+        let mut listed = Vec::with_capacity(pkgs.len());
         for pk in pkgs {
             let r = pk
                 .get("id")
@@ -210,7 +228,9 @@ async fn apply_users_and_parents(
                 return Err(validation().field("packages", "Dataset not found").build());
             };
             add_member(ctx, &g.id, "package", &row.id, "public").await?;
+            listed.push(row.id);
         }
+        remove_members_not_in(ctx, &g.id, "package", &listed).await?;
     }
     Ok(())
 }

@@ -15,6 +15,7 @@ async fn show(ctx: &mut ActionContext, id: String, p: Params, is_org: bool) -> C
         )?,
         groups: bool_param(&p, "include_groups", true)?,
         counts: None,
+        after_write: false,
     };
     let followers = bool_param(&p, "include_followers", true)?;
     let mut auth = p.clone();

@@ -25,6 +25,14 @@ async fn update(
         .await?;
     let max = ctx.config().catalog.max_field_chars;
     let mut errs = ValidationBuilder::default();
+    // The state changes through group_delete only: an update may repeat the current state or
+    // `active`, nothing else.
+    let allowed: &[&str] = if g.state == "active" {
+        &["active"]
+    } else {
+        &[g.state.as_str(), "active"]
+    };
+    catalog_plugin_schema::check_state(p.get("state"), allowed, &mut errs);
     if let Some(t) = p.get("type").and_then(Value::as_str) {
         if t != g.group_type {
             errs.set("type", json!("Type cannot be updated"));

@@ -1,7 +1,7 @@
 use catalog_framework::prelude::*;
-use catalog_framework::store as q;
 
 use super::{member_target, member_user};
+use crate::membership::remove_member;
 
 action_params! {
     /// Remove an object from a group.
@@ -12,19 +12,7 @@ pub async fn member_delete(ctx: &mut ActionContext, p: MemberDeleteParams) -> Ck
     let p = p.__extras;
     let (g, table, obj_id) =
         member_target(ctx, &p, "member_delete", &["id", "object", "object_type"]).await?;
-    let active = q::delete_active_member(ctx.db().await?, &g.id, table, &obj_id).await?;
-    if let Some((id, capacity)) = active {
-        let before = json!({"id": id, "table_name": table, "table_id": obj_id, "group_id": g.id, "capacity": capacity, "state": "active"});
-        let mut after = before.clone();
-        after["state"] = json!("deleted");
-        ctx.emit(
-            Entity::Member,
-            Change::Deleted,
-            &g.id,
-            Some(before),
-            Some(after),
-        );
-    }
+    remove_member(ctx, &g.id, table, &obj_id).await?;
     Ok(Value::Null)
 }
 

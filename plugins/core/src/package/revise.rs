@@ -433,6 +433,10 @@ pub async fn package_revise(ctx: &mut ActionContext, p: PackageReviseParams) -> 
             e.set("match__id", json!("Missing value"));
             e.build()
         })?;
+    // The dataset is locked for update before it is read: package_show would take a share
+    // lock that package_update then upgrades, and concurrent revisers holding share locks
+    // deadlock on that upgrade (PostgreSQL), again and again on every retry.
+    ctx.package_for_update(&name_or_id).await?;
     let mut show = Map::new();
     show.insert("id".into(), json!(name_or_id));
     let orig = ctx.call("package_show", show).await?;

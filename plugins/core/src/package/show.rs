@@ -1,3 +1,4 @@
+use catalog_framework::authz;
 use catalog_framework::prelude::*;
 
 use super::{add_plugin_data, show_row};
@@ -36,14 +37,14 @@ pub async fn package_show(ctx: &mut ActionContext, p: PackageShowParams) -> Ckan
         None
     };
     if let Some(hit) = cached {
-        check_read(ctx, &hit.row.id).await?;
+        check_read(ctx, &id).await?;
         if ctx.answer_serialized("package_show", &hit.json) {
             return Ok(Value::Null);
         }
         return Ok(hit.dict.clone());
     }
     let row = ctx.package_row(&id).await?.ok_or_else(|| not_found(""))?;
-    check_read(ctx, &row.id).await?;
+    check_read(ctx, &id).await?;
     let mut dict = if default_schema {
         package_dict_as(ctx, &row, true).await?
     } else {
@@ -52,7 +53,11 @@ pub async fn package_show(ctx: &mut ActionContext, p: PackageShowParams) -> Ckan
     if include_plugin_data {
         add_plugin_data(ctx, &mut dict).await?;
     }
-    if !cacheable || !ctx.fill_caches || !ctx.app.package_cache.enabled() {
+    // A dataset with relationships shows each caller only those to datasets the caller may
+    // read, so its dict is the caller's own: never cached.
+    let related = authz::has_relationships(&dict);
+    authz::hide_unreadable_relationships(ctx, &mut dict).await?;
+    if !cacheable || related || !ctx.fill_caches || !ctx.app.package_cache.enabled() {
         return Ok(dict);
     }
     let entry = ctx.app.package_cache.put(
@@ -65,7 +70,8 @@ pub async fn package_show(ctx: &mut ActionContext, p: PackageShowParams) -> Ckan
     Ok(entry.dict.clone())
 }
 
-/// The `package_show` auth check for dataset `id`.
+/// The `package_show` auth check for dataset `id`, as the caller named it (a refusal names
+/// what the caller sent, never the id of a dataset asked for by name).
 async fn check_read(ctx: &mut ActionContext, id: &str) -> CkanResult<()> {
     let mut auth = Params::new();
     auth.insert("id".into(), json!(id));

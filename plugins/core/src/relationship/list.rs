@@ -1,3 +1,4 @@
+use catalog_framework::authz;
 use catalog_framework::prelude::*;
 
 use super::{bad_type, relationship_dict, relationships_of, text};
@@ -49,13 +50,30 @@ pub async fn package_relationships_list(
             return Err(bad_type("rel"));
         }
     }
-    let rows = relationships_of(
+    let mut rows = relationships_of(
         ctx,
         &pkg.id,
         other.as_ref().map(|o| o.id.as_str()),
         rel.as_deref(),
     )
     .await?;
+    // Only relationships with datasets the caller may read: the others would name a private
+    // or draft dataset (CKAN lists them; docs/API-COMPAT.md).
+    if !ctx.is_sysadmin() {
+        let mut readable = std::collections::HashMap::new();
+        let mut kept = Vec::with_capacity(rows.len());
+        for r in rows {
+            let other_end = if r.subject_package_id == pkg.id {
+                &r.object_package_id
+            } else {
+                &r.subject_package_id
+            };
+            if authz::may_read_dataset(ctx, other_end, &mut readable).await? {
+                kept.push(r);
+            }
+        }
+        rows = kept;
+    }
     if rows.is_empty() {
         if let Some(r) = &rel {
             let id2 = if id2_given.is_empty() {

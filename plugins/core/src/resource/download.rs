@@ -1,4 +1,4 @@
-use axum::extract::{Path, State};
+use axum::extract::{OriginalUri, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use catalog_framework::prelude::*;
@@ -10,9 +10,20 @@ use super::upload_path;
 /// dataset's read permission (private datasets stay private).
 pub async fn download(
     State(app): State<AppState>,
-    Path((id, resource_id, _filename)): Path<(String, String, String)>,
+    OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
 ) -> Response {
+    // `/dataset/{id}/resource/{resource_id}/download/{filename}`, decoded leniently.
+    let decode = |s: &str| {
+        percent_encoding::percent_decode_str(s)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    let segments: Vec<&str> = uri.path().split('/').collect();
+    let (id, resource_id) = match segments.as_slice() {
+        ["", "dataset", id, "resource", rid, "download", _] => (decode(id), decode(rid)),
+        _ => return (StatusCode::NOT_FOUND, "Resource data not found").into_response(),
+    };
     let user = catalog_framework::prelude::identify(&app, &headers).await;
     let mut ctx = ActionContext::new(app.clone(), user);
     let mut p = Params::new();

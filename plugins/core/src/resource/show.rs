@@ -15,7 +15,8 @@ pub async fn resource_show(ctx: &mut ActionContext, p: ResourceShowParams) -> Ck
     let id = p.id;
     let pkg = resource_package(ctx, &id).await?;
     let mut auth = Params::new();
-    auth.insert("id".into(), json!(pkg));
+    auth.insert("id".into(), json!(id));
+    auth.insert("package_id".into(), json!(pkg));
     ctx.check_access("resource_show", &auth).await?;
     let row = load(ctx, &pkg).await?;
     let shown = crate::package::show_row(ctx, &row).await?;

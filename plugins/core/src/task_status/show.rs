@@ -1,3 +1,4 @@
+use catalog_framework::authz;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
@@ -34,7 +35,42 @@ pub async fn task_status_show(
                 .await?
         }
     };
-    Ok(task_status_dict(&row.ok_or_else(|| not_found(""))?))
+    let row = row.ok_or_else(|| not_found(""))?;
+    check_entity_readable(ctx, &row.entity_id, None).await?;
+    Ok(task_status_dict(&row))
+}
+
+/// A task status is about a dataset or a resource the caller may read (or about something
+/// else): the tasks of a private dataset are its editors' business (CKAN shows them to anyone;
+/// docs/API-COMPAT.md).
+/// A refusal names the entity only when the caller named it (`named`).
+async fn check_entity_readable(
+    ctx: &mut ActionContext,
+    entity_id: &str,
+    named: Option<&str>,
+) -> CkanResult<()> {
+    if ctx.is_sysadmin() || ctx.ignore_auth {
+        return Ok(());
+    }
+    // A resource's dataset, or the entity itself when it is a dataset.
+    let dataset = q::resource_package_id(ctx.db().await?, entity_id)
+        .await?
+        .unwrap_or_else(|| entity_id.to_string());
+    let Some(row) = ctx.package_row(&dataset).await? else {
+        return Ok(());
+    };
+    if authz::can_read_package(ctx, &row).await? {
+        Ok(())
+    } else {
+        let what = named.map_or_else(
+            || "this task status".to_string(),
+            |n| format!("the task status of {n}"),
+        );
+        Err(not_authorized(format!(
+            "User {} not authorized to read {what}",
+            ctx.user_name()
+        )))
+    }
 }
 
 action_params! {
@@ -53,6 +89,7 @@ pub async fn resource_status_show(
     let p = p.__extras;
     ctx.check_access("resource_status_show", &p).await?;
     let id = text_param(&p, "id").ok_or_else(|| missing("id"))?;
+    check_entity_readable(ctx, &id, Some(&id)).await?;
     let rows = q::task_statuses_of(ctx.db().await?, &id).await?;
     Ok(Value::Array(
         rows.iter()

@@ -123,11 +123,13 @@ pub(crate) async fn rest_form(lr: &LegacyRequest, id: &str) -> CkanResult<Value>
     d.insert("ratings_count".into(), json!(count));
 
     let site = lr.app.config.site_url().to_string();
-    let notes = d.get("notes").and_then(Value::as_str).unwrap_or("");
-    d.insert(
-        "notes_rendered".into(),
-        json!(crate::markdown::render_with_site(notes, &site)),
-    );
+    let notes = d
+        .get("notes")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let rendered = crate::markdown::render_off_thread(notes, site.clone()).await?;
+    d.insert("notes_rendered".into(), json!(rendered));
     if !site.is_empty() {
         d.insert("ckan_url".into(), json!(format!("{site}/dataset/{name}")));
     }
@@ -242,10 +244,69 @@ fn extra_text(v: Value) -> Value {
     }
 }
 
+/// The keys of a dataset whose values CKAN 2.7's schema read as lists of dicts.
+const SUBSCHEMA_KEYS: [&str; 6] = [
+    "resources",
+    "tags",
+    "extras",
+    "groups",
+    "relationships_as_object",
+    "relationships_as_subject",
+];
+
+/// CKAN 2.7's `DataError` for input its dictization could not even flatten: a list of
+/// something else than dicts (or a scalar) where the schema expects a list of dicts. The REST
+/// API answered it 400 `Integrity Error` (the Action API of CKAN 2.12 answers 409 instead).
+/// The message is CKAN 2.7's, Python 2 type names included.
+fn data_error(input: &Params) -> Option<String> {
+    for key in SUBSCHEMA_KEYS {
+        let type_name = match input.get(key)? {
+            Value::Null => continue,
+            Value::Array(items) if items.is_empty() => continue,
+            Value::Array(items) if items[0].is_object() => {
+                if items.iter().all(Value::is_object) {
+                    continue;
+                }
+                return Some("Values in lists need to be dicts".into());
+            }
+            Value::Array(_) => "list",
+            Value::String(_) => "unicode",
+            Value::Bool(_) => "bool",
+            Value::Number(n) if n.is_f64() => "float",
+            Value::Number(_) => "int",
+            Value::Object(_) => "dict",
+        };
+        return Some(format!(
+            "Only lists of dicts can be placed against subschema ('{key}',), not <type '{type_name}'>"
+        ));
+    }
+    None
+}
+
+/// [`from_api`], refusing what CKAN 2.7 could not flatten (see [`data_error`]).
+#[allow(clippy::result_large_err)] // as LegacyRequest::body_object
+fn action_input(
+    lr: &LegacyRequest,
+    body: Params,
+    current_extras: Option<&Map<String, Value>>,
+) -> Result<Params, axum::response::Response> {
+    let input = from_api(lr.version, body.clone(), current_extras);
+    match data_error(&input) {
+        None => Ok(input),
+        Some(message) => Err(json_response(
+            StatusCode::BAD_REQUEST,
+            &json!({
+                "success": false,
+                "error": {"__type": "Integrity Error", "message": message, "data": body},
+            }),
+        )),
+    }
+}
+
 /// `POST /rest/dataset`: 201, `Location: <path>/<new id>`, the new dataset's REST form.
 pub async fn create(lr: &LegacyRequest) -> Answer {
     let body = lr.body_object()?;
-    let input = from_api(lr.version, body, None);
+    let input = action_input(lr, body, None)?;
     let created = lr.run("package_create", input).await.map_err(fail)?;
     let id = created.get("id").and_then(Value::as_str).unwrap_or("");
     let form = rest_form(lr, id).await.map_err(fail)?;
@@ -283,7 +344,7 @@ pub async fn update(lr: &LegacyRequest, id: &str) -> Answer {
         .as_object()
         .map(super::extras_object)
         .unwrap_or_default();
-    let mut input = from_api(lr.version, body, Some(&current_extras));
+    let mut input = action_input(lr, body, Some(&current_extras))?;
     input.insert("id".into(), json!(current_id));
     lr.run("package_patch", input).await.map_err(fail)?;
     let form = rest_form(lr, current_id).await.map_err(fail)?;

@@ -15,15 +15,18 @@ pub async fn tag_list(lr: &LegacyRequest) -> Answer {
 
 /// `GET /rest/tag/<name>`: the public active datasets carrying the free tag, by name (v1) or
 /// id (v2), sorted; an unknown tag is 404.
-pub async fn tag_show(lr: &LegacyRequest, name: &str) -> Answer {
-    lr.run("tag_show", params(json!({ "id": name })))
+pub async fn tag_show(lr: &LegacyRequest, id_or_name: &str) -> Answer {
+    let tag = lr
+        .run("tag_show", params(json!({ "id": id_or_name })))
         .await
         .map_err(fail)?;
+    // The tag as tag_show found it (by id or by name): its datasets are those of its id.
+    let tag_id = tag.get("id").and_then(Value::as_str).unwrap_or_default();
     let sql = "SELECT p.id, p.name FROM package_tag pt \
-               JOIN tag t ON t.id = pt.tag_id JOIN package p ON p.id = pt.package_id \
-               WHERE t.name = $1 AND t.vocabulary_id = '' AND pt.state = 'active' \
+               JOIN package p ON p.id = pt.package_id \
+               WHERE pt.tag_id = $1 AND pt.state = 'active' \
                AND p.state = 'active' AND p.private = false";
-    let list = refs::dataset_list(lr, sql, Some(name))
+    let list = refs::dataset_list(lr, sql, Some(tag_id))
         .await
         .map_err(fail)?;
     Ok(lr.ok(&json!(list)))

@@ -11,6 +11,16 @@ use serde_json::ser::{Formatter, Serializer};
 /// serde_json's compact output with `", "` and `": "` as separators.
 struct CkanFormatter;
 
+/// The separator before an item of a list or a member of an object: none before the first.
+#[inline]
+fn separator<W: ?Sized + io::Write>(w: &mut W, first: bool) -> io::Result<()> {
+    if first {
+        Ok(())
+    } else {
+        w.write_all(b", ")
+    }
+}
+
 impl Formatter for CkanFormatter {
     #[inline]
     fn begin_array_value<W: ?Sized + io::Write>(
@@ -18,11 +28,7 @@ impl Formatter for CkanFormatter {
         w: &mut W,
         first: bool,
     ) -> io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            w.write_all(b", ")
-        }
+        separator(w, first)
     }
 
     #[inline]
@@ -31,11 +37,7 @@ impl Formatter for CkanFormatter {
         w: &mut W,
         first: bool,
     ) -> io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            w.write_all(b", ")
-        }
+        separator(w, first)
     }
 
     #[inline]

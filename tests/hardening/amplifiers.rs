@@ -273,18 +273,17 @@ async fn amplifiers_cost_at_most_a_second_of_cpu_and_64_mb() {
 async fn heavy_diffs_do_not_starve_dcat() {
     for kind in stores().await {
         let s = Server::start(kind, &[("CATALOG__AUTH__CREATE_UNOWNED_DATASET", "true")]).await;
-        let text = |seed: u64| -> String {
-            let mut x = seed;
-            let mut out = String::new();
-            while out.len() < 99_000 {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                out.push_str(
-                    ["lorem ", "ipsum ", "dolor ", "sit ", "amet "][(x >> 33) as usize % 5],
-                );
-            }
-            out
+        // 99,000 characters of words in an order that depends on `seed`.
+        let text = |seed: usize| -> String {
+            const WORDS: [&str; 7] = [
+                "lorem ", "ipsum ", "dolor ", "sit ", "amet ", "elit ", "sed ",
+            ];
+            (0..20_000)
+                .map(|i| WORDS[(i * i * seed + i) % WORDS.len()])
+                .collect::<String>()
+                .chars()
+                .take(99_000)
+                .collect()
         };
         s.ok(
             "package_create",

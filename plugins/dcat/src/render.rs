@@ -84,6 +84,9 @@ fn to_bytes(g: &RdfGraph, format: RdfFormat) -> CkanResult<Vec<u8>> {
     serialize::serialize(g, format).map_err(|e| internal(format!("RDF serialization: {e}")))
 }
 
+/// RDF documents are built and serialized on the blocking pool, in a lane of their own.
+static RENDERING: catalog_framework::prelude::Lane = catalog_framework::prelude::Lane::new("rdf");
+
 /// One dataset, serialized, as `package_show` gives it to the caller. As in ckanext-dcat, a
 /// missing (404) or hidden (403) dataset is reported before a bad profile name, and `format`
 /// is checked after both (`format_of(ext)` gives the error for an unknown one). The graph is
@@ -113,18 +116,19 @@ pub async fn dataset_document(
     if let Some(hit) = key.and_then(|k| dcat(&app).ok()?.render_cache.get(k)) {
         return Ok((format, hit.to_vec()));
     }
-    let (format, body) = catalog_framework::prelude::run_blocking({
-        let app = app.clone();
-        move || {
-            let cx = dcat_context(&app)?;
-            let mut g = RdfGraph::new();
-            if let Some(d) = dataset.as_object() {
-                cx.add_dataset(&mut g, d, &as_refs(&profiles));
+    let (format, body) = RENDERING
+        .run({
+            let app = app.clone();
+            move || {
+                let cx = dcat_context(&app)?;
+                let mut g = RdfGraph::new();
+                if let Some(d) = dataset.as_object() {
+                    cx.add_dataset(&mut g, d, &as_refs(&profiles));
+                }
+                Ok::<_, CkanError>((format, to_bytes(&g, format)?))
             }
-            Ok::<_, CkanError>((format, to_bytes(&g, format)?))
-        }
-    })
-    .await??;
+        })
+        .await??;
     if let (Some(k), Ok(d)) = (key, dcat(&app)) {
         d.render_cache.put(k, &body);
     }
@@ -406,11 +410,12 @@ pub async fn catalog_document(
     let app = ctx.app.clone();
     let query = query.clone();
     let path = path.to_string();
-    catalog_framework::prelude::run_blocking(move || {
-        let cx = dcat_context(&app)?;
-        to_bytes(&catalog_graph(&cx, &page, &query, &path), format)
-    })
-    .await?
+    RENDERING
+        .run(move || {
+            let cx = dcat_context(&app)?;
+            to_bytes(&catalog_graph(&cx, &page, &query, &path), format)
+        })
+        .await?
 }
 
 #[cfg(test)]

@@ -223,6 +223,9 @@ pub struct LimitsConfig {
     pub max_groups_per_dataset: usize,
     /// Items of any other list parameter (ids to act on, member lists …).
     pub max_list_items: usize,
+    /// A request body that is not a multipart upload (JSON, a form), in bytes: it is held in
+    /// memory and decoded whole, unlike an upload, which streams to disk.
+    pub max_json_bytes: usize,
 }
 
 impl Default for LimitsConfig {
@@ -233,6 +236,7 @@ impl Default for LimitsConfig {
             max_extras_per_dataset: 1000,
             max_groups_per_dataset: 1000,
             max_list_items: 10_000,
+            max_json_bytes: 16 * 1024 * 1024,
         }
     }
 }

@@ -208,11 +208,49 @@ impl BadRequest {
     }
 }
 
+/// The most values (objects, lists, strings, numbers …) one JSON body may hold. A decoded value
+/// takes far more memory than its text (`[1,1,1,…]`: 32 bytes for every 2 bytes sent), so the
+/// text is counted before it is decoded. A dataset with 1,000 resources holds some 30,000.
+pub const MAX_JSON_VALUES: usize = 250_000;
+
+/// True when `text` holds more than `max` JSON values: one more than its `[`, `{` and `,`
+/// outside strings. A linear scan, without decoding.
+fn too_many_json_values(text: &[u8], max: usize) -> bool {
+    let (mut in_string, mut escaped, mut values) = (false, false, 1usize);
+    for &b in text {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if matches!(b, b'[' | b'{' | b',') {
+            values += 1;
+            if values > max {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Decodes a JSON text of a request, refusing one of more than [`MAX_JSON_VALUES`] values
+/// before any is decoded. The error is serde_json's message, or the bound's.
+pub fn parse_json(text: &[u8]) -> Result<Value, String> {
+    if too_many_json_values(text, MAX_JSON_VALUES) {
+        return Err(format!("more than {MAX_JSON_VALUES} values"));
+    }
+    serde_json::from_slice(text).map_err(|e| e.to_string())
+}
+
 fn json_body_to_params(body: &[u8]) -> Result<Params, BadRequest> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Params::new());
     }
-    let v: Value = serde_json::from_slice(body)
+    let v: Value = parse_json(body)
         .map_err(|e| BadRequest::json(format!("Error decoding JSON data. Error: {e}")))?;
     match v {
         Value::Object(m) => Ok(m),
@@ -262,11 +300,17 @@ pub async fn read_request_body(
     app: &AppState,
     body: Body,
 ) -> Result<bytes::Bytes, (StatusCode, String)> {
-    let limit = app.config.catalog.max_request_bytes;
+    let limit = body_limit(app);
     let pause = Duration::from_secs(app.config.catalog.server.body_read_timeout_secs.max(1));
     read_body(body, limit, pause)
         .await
         .map_err(|BadRequest(status, msg)| (status, msg))
+}
+
+/// The bound of a body read whole into memory (one that is not a multipart upload).
+fn body_limit(app: &AppState) -> usize {
+    let c = &app.config.catalog;
+    c.max_request_bytes.min(c.limits.max_json_bytes)
 }
 
 /// Reads a whole request body, at most `limit` bytes, waiting at most `pause` for each chunk.
@@ -426,7 +470,7 @@ async fn decode_request(
         return decode_multipart(app, req, limit, pause).await;
     }
 
-    let body = read_body(req.into_body(), limit, pause).await?;
+    let body = read_body(req.into_body(), body_limit(app), pause).await?;
     if ctype.starts_with("application/x-www-form-urlencoded") && method == Method::POST {
         let fields = form_urlencoded::parse(&body)
             .map(|(k, v)| (k.into_owned(), v.into_owned()))
@@ -721,6 +765,14 @@ mod tests {
         assert!(json_body_to_params(b"").unwrap().is_empty());
         assert!(json_body_to_params(b"[1]").is_err());
         assert!(json_body_to_params(b"{bad").is_err());
+        assert!(!too_many_json_values(
+            br#"{"a": [1, 2, {"b": "x,y[{"}]}"#,
+            6
+        ));
+        assert!(too_many_json_values(br#"{"a": [1, 2, {"b": "x,y[{"}]}"#, 5));
+        assert!(!too_many_json_values(br#"["a\"b,c", 1]"#, 3));
+        let many = format!("[{}1]", "1,".repeat(MAX_JSON_VALUES));
+        assert!(parse_json(many.as_bytes()).unwrap_err().contains("values"));
         let legacy = form_to_params(vec![("{\"a\": 1}".into(), "1".into())]).unwrap();
         assert_eq!(legacy["a"], json!(1));
     }

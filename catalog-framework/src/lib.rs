@@ -59,8 +59,8 @@ pub mod prelude {
     };
     pub use crate::events::{Change, DomainEvent, Entity, EventSubscriber};
     pub use crate::http::{
-        bare_error, envelope, identify, is_js_callback, json_response, mark_sequence, path_after,
-        query_to_params, read_request_body, read_your_writes,
+        bare_error, envelope, identify, is_js_callback, json_response, mark_sequence, parse_json,
+        path_after, query_to_params, read_request_body, read_your_writes,
     };
     pub use crate::jobs::{enqueue_job, JobHandler, JobOptions};
     pub use crate::json::{to_ckan_json, to_ckan_json_string};

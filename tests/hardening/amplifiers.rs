@@ -184,6 +184,21 @@ fn amplifiers() -> Vec<(&'static str, Request)> {
             ),
         ),
         (
+            "a JSON body of 500,000 numbers",
+            Request::Raw(
+                "/api/3/action/package_search",
+                "application/json",
+                format!("{{\"q\": [{}1]}}", "1,".repeat(MB / 2 - 16)).into_bytes(),
+            ),
+        ),
+        (
+            "legacy search: a form body of 500,000 JSON numbers",
+            Request::Form(
+                "/api/search/dataset",
+                form("qjson", &format!("{{\"q\": [{}1]}}", "1,".repeat(MB / 4))),
+            ),
+        ),
+        (
             "package_activity_list: activity_types × 10,000",
             Request::Action(
                 "package_activity_list",

@@ -150,7 +150,7 @@ impl LegacyRequest {
                 "JSON Error: Invalid request. Please use POST method for your request",
             ));
         }
-        match serde_json::from_slice::<Value>(&text) {
+        match parse_json(&text) {
             Ok(Value::Object(m)) => Ok(m),
             Ok(other) => Err(bad_request(&format!(
                 "JSON Error: Request data JSON decoded to {other} but it needs to be a dictionary."

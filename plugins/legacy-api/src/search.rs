@@ -117,13 +117,12 @@ fn search_params(req: &LegacyRequest) -> Result<Params, String> {
     };
     if let Some((_, qjson)) = pairs.iter().rev().find(|(k, _)| k == "qjson") {
         let text = qjson.replace("\\\\u", "\\u");
-        let v = serde_json::from_str::<Value>(&text)
-            .map_err(|e| format!("Malformed qjson value: {e}"))?;
+        let v = parse_json(text.as_bytes()).map_err(|e| format!("Malformed qjson value: {e}"))?;
         return as_object(v);
     }
     if let [(key, value)] = pairs.as_slice() {
         if key.starts_with('{') && value.chars().count() < 2 {
-            let v = serde_json::from_str::<Value>(key).map_err(|e| e.to_string())?;
+            let v = parse_json(key.as_bytes())?;
             return as_object(v);
         }
     }
@@ -131,7 +130,7 @@ fn search_params(req: &LegacyRequest) -> Result<Params, String> {
         .content_type
         .starts_with("application/x-www-form-urlencoded");
     if req.method != Method::GET && !form && !req.body.iter().all(u8::is_ascii_whitespace) {
-        let v = serde_json::from_slice::<Value>(&req.body).map_err(|e| e.to_string())?;
+        let v = parse_json(&req.body)?;
         let mut params = pairs_to_params(&pairs);
         params.extend(as_object(v)?);
         return Ok(params);

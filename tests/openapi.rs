@@ -18,14 +18,14 @@ use catalog_framework::prelude::Registry;
 #[test]
 fn openapi_document() {
     let registry = Registry::build().expect("no registration clash");
-    let doc = catalog_framework::host::openapi_document(&registry, &Config::default());
+    let doc = catalog_host::openapi_document(&registry, &Config::default());
     insta::assert_json_snapshot!(doc);
 }
 
 #[test]
 fn every_action_has_a_path_and_typed_actions_have_their_schema() {
     let registry = Registry::build().unwrap();
-    let doc = catalog_framework::host::openapi_document(&registry, &Config::default());
+    let doc = catalog_host::openapi_document(&registry, &Config::default());
     let paths = doc["paths"].as_object().unwrap();
     assert_eq!(paths.len(), registry.actions().count());
     let show = &doc["paths"]["/api/3/action/package_show"];

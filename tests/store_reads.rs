@@ -7,14 +7,13 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use catalog_framework::prelude::Config;
-use catalog_framework::prelude::{ActionContext, AppState, Principal};
-use catalog_framework::testkit::ScratchDb;
+use catalog_host::testkit::{stores, StoreKind, TestApp};
 use serde_json::{json, Value};
 use tracing_subscriber::layer::SubscriberExt;
 
 use catalog_plugin_activity as _;
 use catalog_plugin_auth as _;
+use catalog_plugin_core as _;
 use catalog_plugin_dcat as _;
 use catalog_plugin_legacy_api as _;
 use catalog_plugin_related as _;
@@ -32,13 +31,6 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Counter {
             self.0.fetch_add(1, Ordering::SeqCst);
         }
     }
-}
-
-async fn run(app: &AppState, user: Option<Principal>, action: &str, params: Value) -> Value {
-    ActionContext::new(app.clone(), user)
-        .run_top(action, params.as_object().cloned().unwrap_or_default())
-        .await
-        .unwrap_or_else(|e| panic!("{action}: {}", e.to_error_object()))
 }
 
 /// Waits until the background work of earlier writes (the search sync after a commit) has
@@ -61,58 +53,28 @@ async fn count<F: std::future::Future<Output = Value>>(n: &AtomicUsize, f: F) ->
     (n.load(Ordering::SeqCst) - before, v)
 }
 
-async fn check(kind: &str, database_url: &str, data_dir: &std::path::Path, n: &AtomicUsize) {
-    let mut config = Config::default();
-    if kind == "postgres" {
-        config.catalog.search.backend = "postgres".into();
-    }
-    let app = catalog_framework::build_app(config, database_url, data_dir.into())
-        .await
-        .unwrap();
-    let admin =
-        catalog_plugin_core::admin::create_user(&app, "admin", "a@example.org", "pass1234", true)
-            .await
-            .unwrap();
-    let sysadmin = Principal {
-        id: admin["id"].as_str().unwrap().to_string(),
-        name: "admin".into(),
-        sysadmin: true,
-        state: "active".into(),
-    };
-    let su = Some(sysadmin);
-    run(
-        &app,
-        su.clone(),
-        "organization_create",
-        json!({"name": "office"}),
-    )
-    .await;
-    run(
-        &app,
-        su.clone(),
-        "group_create",
-        json!({"name": "roads-group"}),
-    )
-    .await;
-    let created = run(
-        &app,
-        su.clone(),
-        "package_create",
-        json!({"name": "roads", "owner_org": "office", "groups": [{"name": "roads-group"}],
-               "tags": [{"name": "asphalt"}], "resources": [{"url": "http://x/a.csv"}]}),
-    )
-    .await;
+async fn check(kind: StoreKind, n: &AtomicUsize) {
+    let t = TestApp::start(kind).await;
+    t.ok("organization_create", json!({"name": "office"})).await;
+    t.ok("group_create", json!({"name": "roads-group"})).await;
+    let created = t
+        .ok(
+            "package_create",
+            json!({"name": "roads", "owner_org": "office", "groups": [{"name": "roads-group"}],
+                   "tags": [{"name": "asphalt"}], "resources": [{"url": "http://x/a.csv"}]}),
+        )
+        .await;
 
     // Nothing read so far filled the cache (the indexer does not); make sure of it for the miss.
     let id = created["id"].as_str().unwrap().to_string();
-    app.package_cache.invalidate([&id]);
+    t.app.package_cache.invalidate([&id]);
     assert!(
         n.load(Ordering::SeqCst) > 10,
         "the statements of the set-up were counted ({kind})"
     );
     // A cache miss: the dataset, its organization and its groups in one statement.
     settle(n).await;
-    let (reads, shown) = count(n, run(&app, None, "package_show", json!({"id": "roads"}))).await;
+    let (reads, shown) = count(n, t.ok_as(None, "package_show", json!({"id": "roads"}))).await;
     assert_eq!(shown["organization"]["name"], "office", "{kind}");
     assert_eq!(shown["groups"][0]["name"], "roads-group", "{kind}");
     assert_eq!(shown["resources"].as_array().unwrap().len(), 1, "{kind}");
@@ -122,10 +84,9 @@ async fn check(kind: &str, database_url: &str, data_dir: &std::path::Path, n: &A
     );
 
     // A hit (embedded deployment only): no statement at all.
-    if kind == "sqlite" {
+    if kind == StoreKind::Sqlite {
         settle(n).await;
-        let (reads, again) =
-            count(n, run(&app, None, "package_show", json!({"id": "roads"}))).await;
+        let (reads, again) = count(n, t.ok_as(None, "package_show", json!({"id": "roads"}))).await;
         assert_eq!(again, shown, "{kind}");
         assert_eq!(
             reads, 0,
@@ -145,13 +106,7 @@ async fn package_show_reads_the_store_once_on_a_miss() {
         .with(Counter(n.clone()));
     tracing::subscriber::set_global_default(subscriber).unwrap();
 
-    let dir = tempfile::tempdir().unwrap();
-    let url = catalog_framework::store::Store::sqlite_url_in(dir.path());
-    check("sqlite", &url, dir.path(), &n).await;
-
-    let db = ScratchDb::create("catalog_reads")
-        .await
-        .expect("PostgreSQL at 127.0.0.1:5432");
-    let dir = tempfile::tempdir().unwrap();
-    check("postgres", &db.url, dir.path(), &n).await;
+    for kind in stores().await {
+        check(kind, &n).await;
+    }
 }

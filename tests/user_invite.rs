@@ -3,29 +3,18 @@
 //! SQLite and on PostgreSQL.
 
 use base64::Engine as _;
-use catalog_framework::prelude::{ActionContext, AppState, Config, Principal};
-use catalog_framework::testkit::ScratchDb;
-use serde_json::{json, Value};
+use catalog_framework::prelude::Config;
+use catalog_host::testkit::{stores, StoreKind, TestApp};
+use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 
 use catalog_plugin_activity as _;
 use catalog_plugin_auth as _;
+use catalog_plugin_core as _;
 use catalog_plugin_schema as _;
 use catalog_plugin_search_postgres as _;
 use catalog_plugin_search_tantivy as _;
-
-async fn call(
-    app: &AppState,
-    user: Option<Principal>,
-    action: &str,
-    params: Value,
-) -> Result<Value, Value> {
-    ActionContext::new(app.clone(), user)
-        .run_top(action, params.as_object().cloned().unwrap_or_default())
-        .await
-        .map_err(|e| e.to_error_object())
-}
 
 /// What the fake server received: the envelope recipients and the message after `DATA`.
 #[derive(Debug, Default)]
@@ -84,63 +73,33 @@ async fn fake_smtp() -> (String, tokio::task::JoinHandle<Received>) {
     (addr, task)
 }
 
-async fn app_with_smtp(
-    kind: &str,
-    database_url: &str,
-    dir: &std::path::Path,
-    server: &str,
-) -> AppState {
-    let mut config = Config::default();
-    if kind == "postgres" {
-        config.catalog.search.backend = "postgres".into();
-    }
+/// CKAN's mail settings, with `server` as the SMTP server.
+fn smtp(config: &mut Config, server: &str) {
     config.catalog.site_url = "http://catalog.example.org".into();
     config.catalog.smtp.server = server.into();
     config.catalog.smtp.mail_from = Some("portal@example.org".into());
-    catalog_framework::build_app(config, database_url, dir.into())
-        .await
-        .unwrap()
 }
 
-fn principal(u: &Value, sysadmin: bool) -> Option<Principal> {
-    Some(Principal {
-        id: u["id"].as_str().unwrap().to_string(),
-        name: u["name"].as_str().unwrap().to_string(),
-        sysadmin,
-        state: "active".into(),
-    })
-}
-
-async fn check(kind: &str, database_url: &str, dir: &std::path::Path) {
+async fn check(kind: StoreKind) {
     // A port nothing listens on: bound, then closed.
     let closed = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().to_string()
     };
     let (addr, server) = fake_smtp().await;
-    let app = app_with_smtp(kind, database_url, dir, &addr).await;
-    let admin =
-        catalog_plugin_core::admin::create_user(&app, "admin", "a@example.org", "pass1234", true)
-            .await
-            .unwrap();
-    let sysadmin = principal(&admin, true);
-    call(
-        &app,
-        sysadmin.clone(),
+    let t = TestApp::start_with(kind, |c| smtp(c, &addr)).await;
+    t.ok(
         "organization_create",
         json!({"name": "inv-org", "title": "Invited Org"}),
     )
-    .await
-    .unwrap();
+    .await;
 
-    let user = call(
-        &app,
-        sysadmin.clone(),
-        "user_invite",
-        json!({"email": "New.Person+x@example.com", "group_id": "inv-org", "role": "editor"}),
-    )
-    .await
-    .unwrap();
+    let user = t
+        .ok(
+            "user_invite",
+            json!({"email": "New.Person+x@example.com", "group_id": "inv-org", "role": "editor"}),
+        )
+        .await;
     let got = server.await.unwrap();
     let id = user["id"].as_str().unwrap();
     let name = user["name"].as_str().unwrap();
@@ -169,7 +128,7 @@ async fn check(kind: &str, database_url: &str, dir: &std::path::Path) {
             .unwrap(),
     )
     .unwrap();
-    let mut conn = app.store.pool.acquire().await.unwrap();
+    let mut conn = t.app.store.pool.acquire().await.unwrap();
     let key = catalog_framework::store::user_reset_key(&mut conn, id)
         .await
         .unwrap()
@@ -186,18 +145,14 @@ async fn check(kind: &str, database_url: &str, dir: &std::path::Path) {
         body.contains("the organization Invited Org with the following role: Editor."),
         "{kind}: {body}"
     );
-    let shown = call(&app, sysadmin.clone(), "user_show", json!({"id": id}))
-        .await
-        .unwrap();
+    let shown = t.ok("user_show", json!({"id": id})).await;
     assert_eq!(shown["state"], "pending", "{kind}");
-    let members = call(
-        &app,
-        sysadmin.clone(),
-        "member_list",
-        json!({"id": "inv-org", "object_type": "user"}),
-    )
-    .await
-    .unwrap();
+    let members = t
+        .ok(
+            "member_list",
+            json!({"id": "inv-org", "object_type": "user"}),
+        )
+        .await;
     assert!(
         members
             .as_array()
@@ -208,47 +163,40 @@ async fn check(kind: &str, database_url: &str, dir: &std::path::Path) {
     );
 
     // An org admin may invite; a plain member may not (CKAN's message).
-    let bob = call(
-        &app,
-        sysadmin.clone(),
-        "user_create",
-        json!({"name": "bob", "email": "bob@example.org", "password": "pass1234"}),
-    )
-    .await
-    .unwrap();
-    let e = call(
-        &app,
-        principal(&bob, false),
-        "user_invite",
-        json!({"email": "x@example.com", "group_id": "inv-org", "role": "member"}),
-    )
-    .await
-    .unwrap_err();
+    let bob = t.user("bob").await;
+    let e = t
+        .err(
+            Some(&bob),
+            "user_invite",
+            json!({"email": "x@example.com", "group_id": "inv-org", "role": "member"}),
+        )
+        .await;
     assert_eq!(
         e["message"], "Access denied: User bob not authorized to add members",
         "{kind}"
     );
 
     // An organization admin who names the organization (not its id) may invite too.
-    call(
-        &app,
-        sysadmin.clone(),
+    t.ok(
         "organization_member_create",
         json!({"id": "inv-org", "username": "bob", "role": "admin"}),
     )
-    .await
-    .unwrap();
+    .await;
     let (addr, server) = fake_smtp().await;
-    let admin_dir = tempfile::tempdir().unwrap();
-    let admin_app = app_with_smtp(kind, database_url, admin_dir.path(), &addr).await;
-    let invited = call(
-        &admin_app,
-        principal(&bob, false),
-        "user_invite",
-        json!({"email": "by-name@example.com", "group_id": "inv-org", "role": "member"}),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{kind}: an org admin naming the org: {e}"));
+    let admin_app = t.another(|c| smtp(c, &addr)).await;
+    let invited = admin_app
+        .call(
+            Some(&bob),
+            "user_invite",
+            json!({"email": "by-name@example.com", "group_id": "inv-org", "role": "member"}),
+        )
+        .await
+        .unwrap_or_else(|e| {
+            panic!(
+                "{kind}: an org admin naming the org: {}",
+                e.to_error_object()
+            )
+        });
     assert_eq!(invited["state"], "pending", "{kind}");
     assert_eq!(
         server.await.unwrap().rcpt,
@@ -259,24 +207,15 @@ async fn check(kind: &str, database_url: &str, dir: &std::path::Path) {
 
     // No SMTP server: CKAN's 409 and no user left behind.
     // Another app on the same store (its own search index directory).
-    let other_dir = tempfile::tempdir().unwrap();
-    let app = app_with_smtp(kind, database_url, other_dir.path(), &closed).await;
-    let before = call(
-        &app,
-        sysadmin.clone(),
-        "user_list",
-        json!({"all_fields": false}),
-    )
-    .await
-    .unwrap();
-    let e = call(
-        &app,
-        sysadmin.clone(),
-        "user_invite",
-        json!({"email": "nobody@example.com", "group_id": "inv-org", "role": "member"}),
-    )
-    .await
-    .unwrap_err();
+    let app = t.another(|c| smtp(c, &closed)).await;
+    let before = app.ok("user_list", json!({"all_fields": false})).await;
+    let e = app
+        .err(
+            Some(&app.admin),
+            "user_invite",
+            json!({"email": "nobody@example.com", "group_id": "inv-org", "role": "member"}),
+        )
+        .await;
     let message = e["message"].as_str().unwrap();
     assert_eq!(e["__type"], "Validation Error", "{kind}: {e}");
     assert!(
@@ -285,17 +224,10 @@ async fn check(kind: &str, database_url: &str, dir: &std::path::Path) {
         )),
         "{kind}: {message}"
     );
-    let after = call(
-        &app,
-        sysadmin.clone(),
-        "user_list",
-        json!({"all_fields": false}),
-    )
-    .await
-    .unwrap();
+    let after = app.ok("user_list", json!({"all_fields": false})).await;
     assert_eq!(before, after, "{kind}: no user remains");
     let found = catalog_framework::store::users_where(
-        &mut app.store.pool.acquire().await.unwrap(),
+        &mut app.app.store.pool.acquire().await.unwrap(),
         "email = $1",
         &["nobody@example.com".to_string()],
     )
@@ -306,12 +238,7 @@ async fn check(kind: &str, database_url: &str, dir: &std::path::Path) {
 
 #[tokio::test]
 async fn user_invite_mails_a_reset_link_or_creates_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = catalog_framework::store::Store::sqlite_url_in(dir.path());
-    check("sqlite", &url, dir.path()).await;
-    let db = ScratchDb::create("catalog_user_invite")
-        .await
-        .expect("PostgreSQL at 127.0.0.1:5432");
-    let dir = tempfile::tempdir().unwrap();
-    check("postgres", &db.url, dir.path()).await;
+    for kind in stores().await {
+        check(kind).await;
+    }
 }

@@ -22,7 +22,7 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
-use crate::store::PackageRow;
+use crate::store::CachedPackage;
 
 /// What the allocator adds to each allocation (header and rounding), on average.
 const ALLOCATION_OVERHEAD: usize = 16;
@@ -31,7 +31,7 @@ const ALLOCATION_OVERHEAD: usize = 16;
 /// with the allocator's overhead (a map entry holds its hash, key and value; the index table a
 /// slot per entry, at most 7/8 full). Within a few percent of what the allocator reports for
 /// dataset dicts.
-pub fn heap_bytes(v: &Value) -> usize {
+pub(crate) fn heap_bytes(v: &Value) -> usize {
     let value = std::mem::size_of::<Value>();
     let mut total = 0;
     let mut stack = vec![v];
@@ -56,40 +56,25 @@ pub fn heap_bytes(v: &Value) -> usize {
     total
 }
 
-/// A dataset's row (for authorization) and its `package_show` dict, also serialized (what an
-/// HTTP answer writes as it is, without cloning and serializing the dict again).
-pub struct CachedPackage {
-    pub row: PackageRow,
-    pub dict: Value,
-    pub json: Arc<str>,
-}
-
-impl CachedPackage {
-    pub fn new(row: PackageRow, dict: Value) -> CachedPackage {
-        let json = crate::json::to_ckan_json_string(&dict).into();
-        CachedPackage { row, dict, json }
-    }
-
-    /// The memory of the entry, in bytes.
-    fn cost(&self) -> usize {
-        let row = &self.row;
-        let strings = [
-            &row.id,
-            &row.name,
-            &row.dataset_type,
-            &row.state,
-            &row.metadata_modified,
-            &row.data,
-        ];
-        std::mem::size_of::<Self>()
-            + strings
-                .iter()
-                .map(|s| s.capacity() + ALLOCATION_OVERHEAD)
-                .sum::<usize>()
-            + heap_bytes(&self.dict)
-            + self.json.len()
-            + ALLOCATION_OVERHEAD
-    }
+/// The memory of a cached entry, in bytes.
+fn entry_cost(entry: &CachedPackage) -> usize {
+    let row = &entry.row;
+    let strings = [
+        &row.id,
+        &row.name,
+        &row.dataset_type,
+        &row.state,
+        &row.metadata_modified,
+        &row.data,
+    ];
+    std::mem::size_of::<CachedPackage>()
+        + strings
+            .iter()
+            .map(|s| s.capacity() + ALLOCATION_OVERHEAD)
+            .sum::<usize>()
+        + heap_bytes(&entry.dict)
+        + entry.json.len()
+        + ALLOCATION_OVERHEAD
 }
 
 /// A held entry and its cost, computed once.
@@ -189,7 +174,7 @@ impl PackageCache {
         if !self.enabled {
             return entry;
         }
-        let cost = entry.cost();
+        let cost = entry_cost(&entry);
         if cost > self.budget / 10 {
             // One huge dataset would push out a tenth of the cache.
             return entry;
@@ -228,6 +213,7 @@ impl PackageCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::PackageRow;
 
     fn row(id: &str, name: &str) -> PackageRow {
         PackageRow {

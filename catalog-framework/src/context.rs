@@ -7,11 +7,14 @@ use serde_json::Value;
 use sqlx::AnyConnection;
 
 use crate::config::Config;
+use crate::db::Db;
 use crate::error::{not_authorized, not_found, CkanError, CkanResult, ErrorKind};
 use crate::events::DomainEvent;
-use crate::registry::{Params, Registry};
-use crate::store::{self as q, GroupRow, Lock, PackageBundle, PackageRow, UserRow};
-use crate::store::{Db, Store};
+use crate::registry::Registry;
+use crate::store::Store;
+use crate::store::{self as q, GroupRow, Lock, PackageBundle, PackageRow, Params, UserRow};
+
+pub use crate::store::Principal;
 
 /// Everything shared by all requests: config, store, frozen registry, data directory.
 pub struct App {
@@ -19,8 +22,11 @@ pub struct App {
     pub store: Store,
     pub registry: Registry,
     pub data_dir: PathBuf,
-    /// The search backend chosen by `catalog.search.backend`, and its indexer.
-    pub search: crate::search::indexer::SearchService,
+    /// The search index: the backend chosen by `catalog.search.backend`, kept in step with
+    /// the store by the host's indexer.
+    pub search: Arc<dyn crate::search_index::SearchIndex>,
+    /// What hears every committed write (the host's indexer), in order.
+    pub commit_hooks: Vec<Arc<dyn crate::search_index::CommitHook>>,
     /// Rendered `package_show` dicts (embedded deployment only).
     pub package_cache: crate::cache::PackageCache,
     /// What the enabled plugins keep for the app's lifetime (their settings, clients …).
@@ -55,15 +61,6 @@ impl App {
 
 /// What axum handlers and plugin routes receive as state.
 pub type AppState = Arc<App>;
-
-/// The authenticated caller.
-#[derive(Debug, Clone)]
-pub struct Principal {
-    pub id: String,
-    pub name: String,
-    pub sysadmin: bool,
-    pub state: String,
-}
 
 /// A file sent in a multipart body, streamed to a temporary file under the data directory
 /// (removed when the last clone is dropped).
@@ -102,21 +99,6 @@ pub struct ActionContext {
     enqueued_jobs: bool,
     db: Db,
     _write_guard: Option<tokio::sync::OwnedMutexGuard<()>>,
-    /// Where the top-level call may hand over its answer already serialized (set by the HTTP
-    /// handler; see [`ActionContext::answer_serialized`]).
-    serialized: Option<SerializedAnswer>,
-}
-
-/// The answer of a top-level action call as JSON text, when the action had it serialized
-/// already (a cached `package_show`): the HTTP handler writes it into the envelope as it is.
-#[derive(Clone, Default)]
-pub struct SerializedAnswer(Arc<std::sync::Mutex<Option<Arc<str>>>>);
-
-impl SerializedAnswer {
-    /// The serialized answer, if the action gave one.
-    pub fn take(&self) -> Option<Arc<str>> {
-        self.0.lock().expect("poisoned").take()
-    }
 }
 
 impl ActionContext {
@@ -135,35 +117,7 @@ impl ActionContext {
             enqueued_jobs: false,
             db: Db::None,
             _write_guard: None,
-            serialized: None,
         }
-    }
-
-    /// Lets the top-level action hand over its answer as JSON text (the HTTP handler, which
-    /// only writes the answer out). Read it with [`SerializedAnswer::take`] after the call.
-    pub fn accept_serialized(&mut self) -> SerializedAnswer {
-        let slot = SerializedAnswer::default();
-        self.serialized = Some(slot.clone());
-        slot
-    }
-
-    /// Hands over the answer of action `action` as JSON text, when the caller accepts that and
-    /// this is the top-level call of `action` and no other plugin wraps it; the action then
-    /// returns `Value::Null` in its place. False when the answer must be returned as a value.
-    pub fn answer_serialized(&mut self, action: &str, json: &Arc<str>) -> bool {
-        let Some(slot) = &self.serialized else {
-            return false;
-        };
-        let unwrapped = self
-            .app
-            .registry
-            .action(action)
-            .is_some_and(|a| !a.is_wrapped());
-        if self.depth != 1 || self.top_action != action || !unwrapped {
-            return false;
-        }
-        *slot.0.lock().expect("poisoned") = Some(json.clone());
-        true
     }
 
     pub fn config(&self) -> &Config {
@@ -191,7 +145,7 @@ impl ActionContext {
     /// True when some enabled plugin subscribes to domain events: an action may skip building
     /// an event's records otherwise.
     pub fn wants_events(&self) -> bool {
-        !self.app.registry.subscribers().is_empty()
+        crate::events::subscribers(&self.app).next().is_some()
     }
 
     /// Records a domain event of this call (see [`crate::events`]); the subscribers see it
@@ -227,7 +181,7 @@ impl ActionContext {
             if batch.is_empty() {
                 break;
             }
-            let subscribers = self.app.registry.subscribers().to_vec();
+            let subscribers: Vec<_> = crate::events::subscribers(&self.app).cloned().collect();
             // Subscribers' own action calls are nested calls of this one: the cause stays the
             // top-level action and their input is not checked again.
             self.depth += 1;
@@ -435,6 +389,19 @@ impl ActionContext {
 
     /// Calls another action in this context (same caller, same transaction).
     pub async fn call(&mut self, action: &str, params: Params) -> CkanResult<Value> {
+        self.dispatch(action, params, false)
+            .await
+            .map(crate::registry::Answer::into_value)
+    }
+
+    /// Runs an action: its answer (`serialized`: as the action gives it, possibly serialized
+    /// already; else as a value).
+    async fn dispatch(
+        &mut self,
+        action: &str,
+        params: Params,
+        serialized: bool,
+    ) -> CkanResult<crate::registry::Answer> {
         let act = self
             .app
             .registry
@@ -445,13 +412,19 @@ impl ActionContext {
         // built from checked input or from the store.
         if self.depth == 0 {
             action.clone_into(&mut self.top_action);
-            crate::params::check_input(&params, self.app.config.catalog.limits.max_list_items)?;
+            crate::input::check_input(&params, self.app.config.catalog.limits.max_list_items)?;
         }
         if act.transactional() {
             self.begin_write().await;
         }
         self.depth += 1;
-        let result = act.run(self, params).await;
+        let result = if serialized {
+            act.answer(self, params).await
+        } else {
+            act.run(self, params)
+                .await
+                .map(crate::registry::Answer::Value)
+        };
         self.depth -= 1;
         result
     }
@@ -478,6 +451,18 @@ impl ActionContext {
     /// in a new transaction, so it sees the winner's write: a name taken meanwhile then gets
     /// the action's own validation message instead of a database error.
     pub async fn run_top(self, action: &str, params: Params) -> CkanResult<Value> {
+        self.run_top_answer(action, params)
+            .await
+            .map(crate::registry::Answer::into_value)
+    }
+
+    /// [`ActionContext::run_top`], with the action's answer as it gives it (serialized
+    /// already, or a value): what the HTTP layer writes out.
+    pub async fn run_top_answer(
+        self,
+        action: &str,
+        params: Params,
+    ) -> CkanResult<crate::registry::Answer> {
         // Only writes can lose a race: a read runs once, without keeping a copy of its params.
         let writes = self
             .app
@@ -524,8 +509,12 @@ impl ActionContext {
         }
     }
 
-    async fn run_once(mut self, action: &str, params: Params) -> CkanResult<Value> {
-        let result = self.call(action, params).await;
+    async fn run_once(
+        mut self,
+        action: &str,
+        params: Params,
+    ) -> CkanResult<crate::registry::Answer> {
+        let result = self.dispatch(action, params, true).await;
         match result {
             Ok(v) => {
                 let events = if self.events.is_empty() {
@@ -536,11 +525,13 @@ impl ActionContext {
                 let db = std::mem::take(&mut self.db);
                 db.commit().await.map_err(CkanError::from)?;
                 if self.write {
-                    // Let the next writer in, then bring the index up to this write before
-                    // answering (read-your-writes). A failure leaves the outbox for a retry.
+                    // Let the next writer in, then let the commit hooks hear the write before
+                    // answering (the host's indexer brings the index up to it: read-your-writes).
                     drop(self._write_guard.take());
-                    if let Err(e) = crate::search::indexer::SearchService::sync(&self.app).await {
-                        tracing::error!(action, error = %e, "search index sync failed; the outbox keeps the change");
+                    for hook in &self.app.commit_hooks {
+                        if let Err(e) = hook.after_write_commit(&self.app).await {
+                            tracing::error!(action, hook = hook.name(), error = %e, "a commit hook failed; the write stands");
+                        }
                     }
                 }
                 if self.enqueued_jobs {
@@ -548,7 +539,7 @@ impl ActionContext {
                 }
                 // Outside the write lock, once search sees the change.
                 for event in &events {
-                    for s in self.app.registry.subscribers() {
+                    for s in crate::events::subscribers(&self.app) {
                         s.after_commit(&self.app, event).await;
                     }
                 }

@@ -9,6 +9,8 @@
 //! commit, [`EventSubscriber::after_commit`] sees the same events (notifications, caches).
 //! Events of a call that fails are dropped with its transaction.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::Value;
@@ -101,6 +103,21 @@ pub trait EventSubscriber: Send + Sync + 'static {
 
     /// After the commit. The change is durable whatever happens here.
     async fn after_commit(&self, _app: &AppState, _event: &DomainEvent) {}
+}
+
+crate::extension_point!(
+    /// An [`EventSubscriber`], submitted with [`register_event_subscriber!`](crate::register_event_subscriber).
+    pub EventSubscriberRegistration, Box<dyn EventSubscriber>,
+    collected("event_subscribers", "event subscriber", listed = false)
+);
+
+/// The enabled event subscribers, in name order.
+pub fn subscribers(
+    app: &crate::context::App,
+) -> impl Iterator<Item = &Arc<Box<dyn EventSubscriber>>> {
+    app.registry
+        .extensions::<EventSubscriberRegistration>()
+        .values()
 }
 
 /// Registers an [`EventSubscriber`]: `register_event_subscriber!("audit", Audit);`

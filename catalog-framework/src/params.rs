@@ -3,11 +3,18 @@
 use serde_json::Value;
 
 use crate::error::{validation, validation_message, CkanResult};
-use crate::registry::Params;
+use crate::store::Params;
+use crate::typed::as_bool;
 
 /// A string parameter; numbers and booleans are accepted as their text (GET sends strings).
 pub fn opt_str(p: &Params, key: &str) -> Option<String> {
-    match p.get(key)? {
+    text(p.get(key))
+}
+
+/// [`opt_str`] on a parameter's value (a field declared `Option<Value>`, read where the
+/// action reads it).
+pub fn text(v: Option<&Value>) -> Option<String> {
+    match v? {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
         Value::Bool(b) => Some(if *b { "True".into() } else { "False".into() }),
@@ -18,34 +25,18 @@ pub fn opt_str(p: &Params, key: &str) -> Option<String> {
 /// A required id-like parameter: missing or empty gives `{key: ["Missing value"]}`; a value that
 /// is not a string gives a validation error rather than a crash.
 pub fn req_str(p: &Params, key: &str) -> CkanResult<String> {
-    match p.get(key) {
-        None | Some(Value::Null) => Err(crate::error::missing(key)),
-        Some(Value::String(s)) if s.trim().is_empty() => Err(crate::error::missing(key)),
-        Some(Value::String(s)) => Ok(s.clone()),
-        Some(Value::Number(n)) => Ok(n.to_string()),
-        Some(_) => Err(validation().field(key, "Must be a string").build()),
-    }
-}
-
-/// CKAN's `asbool`: true/yes/on/y/t/1 and false/no/off/n/f/0 (`""` is false); `None` for
-/// anything else.
-pub(crate) fn as_bool(v: &Value) -> Option<bool> {
-    match v {
-        Value::Bool(b) => Some(*b),
-        Value::Number(n) => Some(n.as_f64().is_some_and(|f| f != 0.0)),
-        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
-            "true" | "yes" | "on" | "y" | "t" | "1" => Some(true),
-            "false" | "no" | "off" | "n" | "f" | "0" | "" => Some(false),
-            _ => None,
-        },
-        _ => None,
-    }
+    decode::<String>(key, p.get(key))
 }
 
 /// CKAN's `asbool` on a parameter; anything else is a validation error (CKAN answers 500
 /// there).
 pub fn bool_param(p: &Params, key: &str, default: bool) -> CkanResult<bool> {
-    match p.get(key) {
+    bool_value(p.get(key), default)
+}
+
+/// [`bool_param`] on a parameter's value.
+pub fn bool_value(v: Option<&Value>, default: bool) -> CkanResult<bool> {
+    match v {
         None | Some(Value::Null) => Ok(default),
         Some(v) => as_bool(v).ok_or_else(|| validation_message("Parameter is not an bool")),
     }
@@ -64,25 +55,25 @@ pub fn truthy(v: Option<&Value>) -> bool {
     }
 }
 
-/// An integer from a JSON number (a float without a fraction too) or from its text.
-pub(crate) fn int_value(v: &Value) -> Option<i64> {
-    match v {
-        Value::Number(n) => n
-            .as_i64()
-            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64)),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
-}
-
 /// An optional parameter decoded by its typed-parameter type (CKAN's coercions and messages,
 /// see [`crate::typed`]); the message goes under the parameter's key.
 fn typed<T>(p: &Params, key: &str) -> CkanResult<Option<T>>
 where
     Option<T>: crate::typed::Field,
 {
-    <Option<T> as crate::typed::Field>::from_field(p.get(key))
-        .map_err(|m| validation().field(key, m.as_ref()).build())
+    decode(key, p.get(key))
+}
+
+/// A parameter's value decoded by a typed-parameter type where the action checks it (a field
+/// declared `Option<Value>`): `Option<T>` as the field `key: Option<T>` would decode it, or
+/// `T` as the required field `key: T` would; the message goes under `key`.
+///
+/// ```ignore
+/// let limit: Option<Natural> = decode("limit", p.limit.as_ref())?;
+/// let id: String = decode("id", p.id.as_ref())?;
+/// ```
+pub fn decode<T: crate::typed::Field>(key: &str, v: Option<&Value>) -> CkanResult<T> {
+    T::from_field(v).map_err(|m| validation().field(key, m.as_ref()).build())
 }
 
 /// An integer ≥ 0 (`Must be a natural number`; `Invalid integer` when not a number at all).
@@ -111,60 +102,7 @@ pub fn dedup<T: Eq + std::hash::Hash + Clone>(items: Vec<T>) -> Vec<T> {
         .collect()
 }
 
-/// What a string holding a NUL character gets: no store can keep one in a text column
-/// (PostgreSQL refuses it), so it is refused at decoding, for every action.
-pub const NUL_MESSAGE: &str = "Must not contain NUL characters";
-
-/// The message of a list over its bound.
-pub fn too_many_items(max: usize) -> String {
-    format!("Must hold at most {max} items")
-}
-
-/// Checks what every action's parameters must satisfy before any action sees them: no NUL
-/// character in any string or key, and no list longer than `max_list_items`, at any depth.
-/// Errors name the top-level parameter that holds the offending value.
-pub fn check_input(p: &Params, max_list_items: usize) -> CkanResult<()> {
-    let mut errs = validation();
-    for (key, v) in p {
-        if key.contains('\0') {
-            errs.push("__key", NUL_MESSAGE);
-            continue;
-        }
-        match scan(v, max_list_items) {
-            Scan::Clean => {}
-            Scan::Nul => errs.push(key, NUL_MESSAGE),
-            Scan::LongList => errs.push(key, too_many_items(max_list_items)),
-        }
-    }
-    errs.finish()
-}
-
-enum Scan {
-    Clean,
-    Nul,
-    LongList,
-}
-
-/// One walk over a value. An explicit stack, not recursion: params built by code are not
-/// bounded by the JSON decoder's depth limit.
-fn scan(v: &Value, max_list_items: usize) -> Scan {
-    let mut stack = vec![v];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::String(s) if s.contains('\0') => return Scan::Nul,
-            Value::Array(a) if a.len() > max_list_items => return Scan::LongList,
-            Value::Array(a) => stack.extend(a),
-            Value::Object(m) => {
-                if m.keys().any(|k| k.contains('\0')) {
-                    return Scan::Nul;
-                }
-                stack.extend(m.values());
-            }
-            _ => {}
-        }
-    }
-    Scan::Clean
-}
+pub use crate::input::{check_input, too_many_items, NUL_MESSAGE};
 
 #[cfg(test)]
 mod tests {

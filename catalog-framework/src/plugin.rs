@@ -20,15 +20,7 @@ use serde_json::Value;
 
 use crate::config::Config;
 use crate::context::AppState;
-
-/// One schema migration of a plugin: applied once per database, in version order.
-#[derive(Debug, Clone, Copy)]
-pub struct Migration {
-    /// Orders the plugin's migrations and records which ran (`0001_init`, `0002_…`).
-    pub version: &'static str,
-    pub sqlite: &'static str,
-    pub postgres: &'static str,
-}
+pub use crate::store::Migration;
 
 /// What a plugin may do while the app is being configured, before it serves.
 pub struct Setup<'a> {
@@ -39,7 +31,20 @@ pub struct Setup<'a> {
     pub(crate) extensions: &'a mut Extensions,
 }
 
-impl Setup<'_> {
+impl<'a> Setup<'a> {
+    /// What the host hands each plugin's `configure` hook, in turn.
+    pub fn new(
+        config: &'a Config,
+        registry: &'a crate::registry::Registry,
+        extensions: &'a mut Extensions,
+    ) -> Setup<'a> {
+        Setup {
+            config,
+            registry,
+            extensions,
+        }
+    }
+
     /// The plugin's config section: the value at a dotted key (`catalogext.dcat`), or null.
     pub fn section(&self, dotted: &str) -> Value {
         config_section(self.config, dotted)
@@ -284,42 +289,12 @@ impl PluginSet {
     }
 }
 
-/// `catalog.plugins`: a list (`["core", "dcat"]`) or, as CKAN writes it, one string of names
-/// separated by spaces or commas (`"core dcat"`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct PluginList(pub Vec<String>);
-
-impl<'de> serde::Deserialize<'de> for PluginList {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(serde::Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            One(String),
-            Many(Vec<String>),
-        }
-        let names = match Raw::deserialize(d)? {
-            Raw::One(s) => s
-                .split(|c: char| c.is_whitespace() || c == ',')
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .collect(),
-            Raw::Many(v) => v,
-        };
-        Ok(PluginList(names))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn plugin_lists_parse_from_lists_and_ckan_strings() {
-        let a: PluginList =
-            serde_json::from_value(serde_json::json!("core  dcat,search-tantivy")).unwrap();
-        assert_eq!(a.0, ["core", "dcat", "search-tantivy"]);
-        let b: PluginList = serde_json::from_value(serde_json::json!(["core"])).unwrap();
-        assert_eq!(b.0, ["core"]);
+    fn plugin_names_are_normalized() {
         assert_eq!(normalize("search-postgres"), "search_postgres");
     }
 

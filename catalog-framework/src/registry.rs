@@ -1,20 +1,26 @@
-//! Extension points and their registry.
+//! The registry: what every enabled plugin registered, collected once at start-up.
 //!
 //! Plugins submit const registrations (a name, a priority and a constructor `fn`) through the
 //! `register_*!` macros. At start-up [`Registry::build`] collects them once: for each name the
 //! highest priority wins, an equal-priority clash is an error, and the result is frozen.
+//!
+//! The registry knows the Action API's own extension points (actions, auth functions and
+//! their chained wrappers, dataset schemas). Every other extension point declares its record
+//! beside its trait with `extension_point!(…, collected("key", "label"))` (search backends,
+//! event subscribers, job handlers, routes): the registry collects those generically, without
+//! naming them, and they are found by record type with [`Registry::extensions`].
 
+use std::any::TypeId;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::context::ActionContext;
 use crate::error::CkanResult;
-
-/// Parameters of an action: the decoded JSON object (or query string / form fields).
-pub type Params = Map<String, Value>;
+pub use crate::store::registration::{Collected, RegistryClash};
+pub use crate::store::{Params, Registration};
 
 /// One Action API function (`package_show`, …).
 #[async_trait]
@@ -39,12 +45,52 @@ pub trait Action: Send + Sync + 'static {
     fn params_schema(&self) -> Option<Value> {
         None
     }
-    /// True when another plugin wraps the implementation (a [`ChainedAction`]): its answer is
-    /// then whatever the wrapper makes of it. Set by the framework only.
-    fn is_wrapped(&self) -> bool {
-        false
-    }
     async fn run(&self, ctx: &mut ActionContext, params: Params) -> CkanResult<Value>;
+    /// The action's answer, which may be serialized already ([`Answer::Serialized`]); by
+    /// default [`Action::run`]'s value. The HTTP layer asks for this; nested calls and
+    /// wrappers get [`Action::run`]'s value.
+    async fn answer(&self, ctx: &mut ActionContext, params: Params) -> CkanResult<Answer> {
+        self.run(ctx, params).await.map(Answer::Value)
+    }
+}
+
+/// What an action answers: a JSON value, or one that is also serialized already (a cached
+/// `package_show`), which the HTTP layer writes into the envelope as it is instead of
+/// serializing the value again.
+pub enum Answer {
+    Value(Value),
+    Serialized(Arc<dyn SerializedValue>),
+}
+
+/// A value kept with its JSON text (in CKAN's layout).
+pub trait SerializedValue: Send + Sync + 'static {
+    fn value(&self) -> &Value;
+    fn json(&self) -> &str;
+}
+
+impl SerializedValue for crate::store::CachedPackage {
+    fn value(&self) -> &Value {
+        &self.dict
+    }
+    fn json(&self) -> &str {
+        &self.json
+    }
+}
+
+impl Answer {
+    /// The answer as a value (a serialized one's value is copied).
+    pub fn into_value(self) -> Value {
+        match self {
+            Answer::Value(v) => v,
+            Answer::Serialized(s) => s.value().clone(),
+        }
+    }
+}
+
+impl From<Value> for Answer {
+    fn from(v: Value) -> Answer {
+        Answer::Value(v)
+    }
 }
 
 /// Decides whether the caller may run an action. Sysadmins never reach it (CKAN's bypass).
@@ -80,59 +126,6 @@ pub trait DatasetSchema: Send + Sync + 'static {
     fn show(&self, _dict: &mut Params) {}
 }
 
-/// One registration record of an extension point: what a `register_*!` macro submits.
-pub trait Registration: inventory::Collect {
-    /// What the record builds (`Box<dyn Action>`, `Box<dyn DcatProfile>` …).
-    type Target: 'static;
-    fn name(&self) -> &'static str;
-    fn priority(&self) -> i32;
-    /// `CARGO_PKG_NAME` of the registering crate: its plugin switches it on and off.
-    fn crate_name(&self) -> &'static str;
-    fn builder(&self) -> fn() -> Self::Target;
-}
-
-/// Declares an extension point: a registration record type collected from every linked
-/// crate. The framework declares its own with it; a plugin declares one for the extensions
-/// other plugins add to it (the DCAT plugin's profiles), resolves it with
-/// [`Registry::resolve`] and gives authors a `register_*!` macro that expands to
-/// [`register_at!`](crate::register_at).
-///
-/// ```ignore
-/// catalog_framework::extension_point!(
-///     /// A profile, submitted with `register_profile!`.
-///     pub ProfileRegistration, Box<dyn Profile>
-/// );
-/// ```
-#[macro_export]
-macro_rules! extension_point {
-    ($(#[$m:meta])* $vis:vis $name:ident, $target:ty) => {
-        $(#[$m])*
-        $vis struct $name {
-            pub name: &'static str,
-            pub priority: i32,
-            /// `CARGO_PKG_NAME` of the registering crate: its plugin switches it on and off.
-            pub crate_name: &'static str,
-            pub build: fn() -> $target,
-        }
-        $crate::__private::inventory::collect!($name);
-        impl $crate::__private::Registration for $name {
-            type Target = $target;
-            fn name(&self) -> &'static str {
-                self.name
-            }
-            fn priority(&self) -> i32 {
-                self.priority
-            }
-            fn crate_name(&self) -> &'static str {
-                self.crate_name
-            }
-            fn builder(&self) -> fn() -> $target {
-                self.build
-            }
-        }
-    };
-}
-
 use crate::extension_point as registration;
 
 registration!(
@@ -155,42 +148,6 @@ registration!(
     /// A [`DatasetSchema`] for a dataset type, submitted with [`register_dataset_schema!`](crate::register_dataset_schema).
     pub DatasetSchemaRegistration, Box<dyn DatasetSchema>
 );
-registration!(
-    /// Routes submitted with [`register_routes!`](crate::register_routes).
-    pub RoutesRegistration, axum::Router<crate::context::AppState>
-);
-
-registration!(
-    /// A search backend, submitted with [`register_search_backend!`](crate::register_search_backend).
-    pub SearchBackendRegistration, Box<dyn crate::search::SearchBackendFactory>
-);
-
-registration!(
-    /// An event subscriber, submitted with [`register_event_subscriber!`](crate::register_event_subscriber).
-    pub EventSubscriberRegistration, Box<dyn crate::events::EventSubscriber>
-);
-
-registration!(
-    /// A background job handler, submitted with [`register_job_handler!`](crate::register_job_handler).
-    pub JobHandlerRegistration, Box<dyn crate::jobs::JobHandler>
-);
-
-/// Submits a registration record of the extension point `$reg` (a path to a type declared
-/// with [`extension_point!`]), made in the calling crate: what every `register_*!` macro,
-/// the framework's and plugins', expands to.
-#[macro_export]
-macro_rules! register_at {
-    ($reg:path, $name:expr, $value:expr, $p:expr) => {
-        $crate::__private::inventory::submit! {
-            $reg {
-                name: $name,
-                priority: $p,
-                crate_name: env!("CARGO_PKG_NAME"),
-                build: || Box::new($value),
-            }
-        }
-    };
-}
 
 /// The framework's extension points: `register_at!` with the record type under
 /// `catalog_framework::registry`.
@@ -260,21 +217,6 @@ macro_rules! register_dataset_schema {
     };
 }
 
-/// Registers extra routes: `register_routes!("download", routes);` where `fn routes() -> Router<AppState>`.
-#[macro_export]
-macro_rules! register_routes {
-    ($name:expr, $f:path) => {
-        $crate::register_routes!($name, $f, priority = 0);
-    };
-    ($name:expr, $f:path, priority = $p:expr) => {
-        $crate::__private::inventory::submit! {
-            $crate::__private::RoutesRegistration {
-                name: $name, priority: $p, crate_name: env!("CARGO_PKG_NAME"), build: $f
-            }
-        }
-    };
-}
-
 /// An override that can call the implementation it replaces (CKAN's `@chained_action`).
 #[async_trait]
 pub trait ChainedAction: Send + Sync + 'static {
@@ -334,9 +276,6 @@ impl Action for ActionChain {
     fn params_schema(&self) -> Option<Value> {
         self.next.params_schema()
     }
-    fn is_wrapped(&self) -> bool {
-        true
-    }
     async fn run(&self, ctx: &mut ActionContext, params: Params) -> CkanResult<Value> {
         self.outer
             .run(self.next.as_ref().as_ref(), ctx, params)
@@ -395,55 +334,13 @@ fn chain<B: ?Sized, C: ?Sized>(
     Ok(())
 }
 
-/// A registry-building failure: two registrations of one name at one priority.
-#[derive(Debug, thiserror::Error)]
-#[error("{kind} `{name}` is registered twice at priority {priority}; give one of them a higher priority")]
-pub struct RegistryClash {
-    pub kind: &'static str,
-    pub name: String,
-    pub priority: i32,
-}
-
-/// The winning registration of a name so far: priority, constructor, how many share that priority.
-type Best<T> = (i32, fn() -> T, usize);
-
-fn resolve<T>(
-    kind: &'static str,
-    entries: impl Iterator<Item = (&'static str, i32, fn() -> T)>,
-) -> Result<BTreeMap<String, Arc<T>>, RegistryClash> {
-    let mut best: BTreeMap<&'static str, Best<T>> = BTreeMap::new();
-    for (name, priority, build) in entries {
-        match best.get_mut(name) {
-            Some(cur) if cur.0 == priority => cur.2 += 1,
-            Some(cur) if cur.0 > priority => {}
-            _ => {
-                best.insert(name, (priority, build, 1));
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    for (name, (priority, build, count)) in best {
-        if count > 1 {
-            return Err(RegistryClash {
-                kind,
-                name: name.to_string(),
-                priority,
-            });
-        }
-        out.insert(name.to_string(), Arc::new(build()));
-    }
-    Ok(out)
-}
-
 /// The frozen set of everything registered, built once at start-up.
 pub struct Registry {
     actions: BTreeMap<String, Arc<Box<dyn Action>>>,
     auth: BTreeMap<String, Arc<Box<dyn AuthFunction>>>,
     schemas: BTreeMap<String, Arc<Box<dyn DatasetSchema>>>,
-    routes: BTreeMap<String, Arc<axum::Router<crate::context::AppState>>>,
-    search_backends: BTreeMap<String, Arc<Box<dyn crate::search::SearchBackendFactory>>>,
-    subscribers: Vec<Arc<Box<dyn crate::events::EventSubscriber>>>,
-    job_handlers: BTreeMap<String, Arc<Box<dyn crate::jobs::JobHandler>>>,
+    /// The collected extension points, in key order.
+    collected: Vec<Collected>,
     plugins: crate::plugin::PluginSet,
 }
 
@@ -468,6 +365,7 @@ impl Registry {
     }
 
     fn with_plugins(plugins: crate::plugin::PluginSet) -> anyhow::Result<Registry> {
+        use crate::store::registration::resolve;
         let mut actions = resolve("action", enabled!(plugins, ActionRegistration))?;
         chain(
             "action",
@@ -492,26 +390,16 @@ impl Registry {
             "dataset schema",
             enabled!(plugins, DatasetSchemaRegistration),
         )?;
-        let routes = resolve("routes", enabled!(plugins, RoutesRegistration))?;
-        let search_backends = resolve(
-            "search backend",
-            enabled!(plugins, SearchBackendRegistration),
-        )?;
-        let subscribers = resolve(
-            "event subscriber",
-            enabled!(plugins, EventSubscriberRegistration),
-        )?
-        .into_values()
-        .collect();
-        let job_handlers = resolve("job handler", enabled!(plugins, JobHandlerRegistration))?;
+        let enabled = |crate_name: &str| plugins.includes(crate_name);
+        let mut collected = Vec::new();
+        for point in crate::store::registration::extension_points() {
+            collected.push((point.collect)(&enabled)?);
+        }
         Ok(Registry {
             actions,
             auth,
             schemas,
-            routes,
-            search_backends,
-            subscribers,
-            job_handlers,
+            collected,
             plugins,
         })
     }
@@ -530,15 +418,20 @@ impl Registry {
             .or_else(|| self.schemas.get("dataset"))
     }
 
-    pub fn routes(&self) -> impl Iterator<Item = &axum::Router<crate::context::AppState>> {
-        self.routes.values().map(|r| r.as_ref())
-    }
-
-    pub fn search_backend(
-        &self,
-        name: &str,
-    ) -> Option<&Arc<Box<dyn crate::search::SearchBackendFactory>>> {
-        self.search_backends.get(name)
+    /// The enabled registrations of a collected extension point (one declared
+    /// `collected(…)`), by name. Asking for a record type that is not collected is a
+    /// programming error (a panic naming it).
+    pub fn extensions<R: Registration>(&self) -> &BTreeMap<String, Arc<R::Target>> {
+        self.collected
+            .iter()
+            .find(|c| c.type_id == TypeId::of::<R>())
+            .and_then(|c| c.entries.downcast_ref::<BTreeMap<String, Arc<R::Target>>>())
+            .unwrap_or_else(|| {
+                panic!(
+                    "{} is not a collected extension point",
+                    std::any::type_name::<R>()
+                )
+            })
     }
 
     /// The registrations of an extension point made by enabled plugins, by name, the
@@ -547,12 +440,7 @@ impl Registry {
         &self,
         kind: &'static str,
     ) -> Result<BTreeMap<String, Arc<R::Target>>, RegistryClash> {
-        resolve(
-            kind,
-            inventory::iter::<R>()
-                .filter(|r| self.plugins.includes(r.crate_name()))
-                .map(|r| (r.name(), r.priority(), r.builder())),
-        )
+        crate::store::registration::resolve_enabled::<R>(kind, &|c| self.plugins.includes(c))
     }
 
     /// The enabled plugins' names, sorted (`status_show`'s `extensions`).
@@ -565,53 +453,41 @@ impl Registry {
         &self.plugins
     }
 
-    /// The enabled event subscribers, in name order.
-    pub fn subscribers(&self) -> &[Arc<Box<dyn crate::events::EventSubscriber>>] {
-        &self.subscribers
-    }
-
-    /// The job handler of a job kind.
-    pub fn job_handler(&self, kind: &str) -> Option<&Arc<Box<dyn crate::jobs::JobHandler>>> {
-        self.job_handlers.get(kind)
-    }
-
-    /// The job kinds this process can run, sorted.
-    pub fn job_kinds(&self) -> Vec<String> {
-        self.job_handlers.keys().cloned().collect()
-    }
-
     /// Every registered action, by name.
     pub fn actions(&self) -> impl Iterator<Item = (&str, &Arc<Box<dyn Action>>)> {
         self.actions.iter().map(|(k, v)| (k.as_str(), v))
     }
 
-    /// Every registered name by kind: logged at start-up and snapshot-tested.
     /// One line for the start-up log: the enabled plugins and how many of each kind are
     /// registered (the names are in [`Registry::summary`], logged at DEBUG).
     pub fn short_summary(&self) -> String {
+        let mut counts = vec![
+            format!("{} actions", self.actions.len()),
+            format!("{} auth functions", self.auth.len()),
+            format!("{} dataset schemas", self.schemas.len()),
+        ];
+        for c in &self.collected {
+            counts.push(format!("{} {}s", c.names.len(), c.label));
+        }
         format!(
-            "plugins: {}; {} actions, {} auth functions, {} routes, {} dataset schemas, {} search backends, {} job handlers",
+            "plugins: {}; {}",
             self.plugins.names().join(", "),
-            self.actions.len(),
-            self.auth.len(),
-            self.routes.len(),
-            self.schemas.len(),
-            self.search_backends.len(),
-            self.job_handlers.len(),
+            counts.join(", ")
         )
     }
 
+    /// Every registered name by kind: logged at start-up (DEBUG) and snapshot-tested.
     pub fn summary(&self) -> Value {
         let names = |m: Vec<&String>| Value::from(m.into_iter().cloned().collect::<Vec<_>>());
         let mut summary = serde_json::json!({
             "actions": names(self.actions.keys().collect()),
             "auth_functions": names(self.auth.keys().collect()),
             "dataset_schemas": names(self.schemas.keys().collect()),
-            "job_handlers": names(self.job_handlers.keys().collect()),
-            "routes": names(self.routes.keys().collect()),
-            "search_backends": names(self.search_backends.keys().collect()),
         });
         let out = summary.as_object_mut().expect("an object");
+        for c in self.collected.iter().filter(|c| c.listed) {
+            out.insert(c.key.to_string(), Value::from(c.names.clone()));
+        }
         for p in self.plugins.iter() {
             for (key, value) in p.summary(self) {
                 out.insert(key.to_string(), value);
@@ -619,35 +495,5 @@ impl Registry {
         }
         out.insert("plugins".into(), self.plugins.names().into());
         summary
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn one() -> Box<dyn Fn() -> i32> {
-        Box::new(|| 1)
-    }
-    fn two() -> Box<dyn Fn() -> i32> {
-        Box::new(|| 2)
-    }
-
-    #[test]
-    fn higher_priority_wins_and_equal_priority_clashes() {
-        let m = resolve::<Box<dyn Fn() -> i32>>(
-            "x",
-            [("a", 0, one as fn() -> _), ("a", 5, two)].into_iter(),
-        )
-        .unwrap();
-        assert_eq!((m["a"])(), 2);
-        let err = resolve::<Box<dyn Fn() -> i32>>(
-            "x",
-            [("a", 1, one as fn() -> _), ("a", 1, two)].into_iter(),
-        )
-        .err()
-        .unwrap();
-        assert_eq!(err.name, "a");
-        assert!(err.to_string().contains("registered twice"));
     }
 }

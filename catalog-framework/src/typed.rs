@@ -27,8 +27,7 @@ use std::borrow::Cow;
 use serde_json::{json, Value};
 
 use crate::error::{CkanResult, ValidationBuilder};
-use crate::params::int_value;
-use crate::registry::Params;
+use crate::store::Params;
 
 /// How a present parameter value decodes: CKAN's coercions (GET sends every value as text).
 pub trait ParamType: Sized {
@@ -40,6 +39,8 @@ pub trait ParamType: Sized {
     }
     /// The value's JSON Schema.
     fn schema() -> Value;
+    /// The decoded value as JSON (for [`to_params`](ActionParams::to_params)).
+    fn to_value(&self) -> Value;
 }
 
 impl ParamType for String {
@@ -59,6 +60,26 @@ impl ParamType for String {
     }
     fn schema() -> Value {
         json!({"type": ["string", "number"]})
+    }
+    fn to_value(&self) -> Value {
+        json!(self)
+    }
+}
+
+/// A string that may be empty: required, it is missing only when absent or null (CKAN's
+/// `not_missing`, where [`String`] is `not_empty`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Text(pub String);
+
+impl ParamType for Text {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        <String as ParamType>::decode(v).map(Text)
+    }
+    fn schema() -> Value {
+        <String as ParamType>::schema()
+    }
+    fn to_value(&self) -> Value {
+        json!(self.0)
     }
 }
 
@@ -80,6 +101,9 @@ impl ParamType for i64 {
     fn schema() -> Value {
         json!({"type": ["integer", "string"], "pattern": "^\\s*([+-]?[0-9]+)?\\s*$"})
     }
+    fn to_value(&self) -> Value {
+        json!(self)
+    }
 }
 
 /// An integer ≥ 0 (`Must be a natural number`).
@@ -98,6 +122,9 @@ impl ParamType for Natural {
     }
     fn schema() -> Value {
         json!({"type": ["integer", "string"], "minimum": 0, "pattern": "^\\s*(\\+?[0-9]+|-0+)?\\s*$"})
+    }
+    fn to_value(&self) -> Value {
+        json!(self.0)
     }
 }
 
@@ -118,15 +145,21 @@ impl ParamType for Positive {
     fn schema() -> Value {
         json!({"type": ["integer", "string"], "minimum": 1, "pattern": "^\\s*(\\+?0*[1-9][0-9]*)?\\s*$"})
     }
+    fn to_value(&self) -> Value {
+        json!(self.0)
+    }
 }
 
 /// CKAN's `asbool` (true/yes/on/y/t/1, false/no/off/n/f/0); anything else is refused.
 impl ParamType for bool {
     fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
-        crate::params::as_bool(v).ok_or_else(|| "Must be a boolean".into())
+        as_bool(v).ok_or_else(|| "Must be a boolean".into())
     }
     fn schema() -> Value {
         json!({"type": ["boolean", "string", "integer"]})
+    }
+    fn to_value(&self) -> Value {
+        json!(self)
     }
 }
 
@@ -149,6 +182,9 @@ impl ParamType for Vec<String> {
     fn schema() -> Value {
         json!({"oneOf": [{"type": "array", "items": {"type": ["string", "number"]}}, {"type": "string"}]})
     }
+    fn to_value(&self) -> Value {
+        json!(self)
+    }
 }
 
 /// Any JSON value, passed through as sent.
@@ -158,6 +194,9 @@ impl ParamType for Value {
     }
     fn schema() -> Value {
         json!({})
+    }
+    fn to_value(&self) -> Value {
+        self.clone()
     }
 }
 
@@ -169,6 +208,12 @@ pub trait Field: Sized {
     fn is_blank(v: &Value) -> bool;
     fn required() -> bool;
     fn schema() -> Value;
+    /// True for a field that leaves its value in `__extras` ([`InDict`]).
+    fn keeps() -> bool {
+        false
+    }
+    /// The decoded value as JSON, `None` when absent (or left in `__extras`).
+    fn to_value(&self) -> Option<Value>;
 }
 
 macro_rules! fields {
@@ -189,6 +234,9 @@ macro_rules! fields {
             fn schema() -> Value {
                 <$t as ParamType>::schema()
             }
+            fn to_value(&self) -> Option<Value> {
+                Some(<$t as ParamType>::to_value(self))
+            }
         }
         impl Field for Option<$t> {
             fn from_field(v: Option<&Value>) -> Result<Self, Cow<'static, str>> {
@@ -206,11 +254,86 @@ macro_rules! fields {
             fn schema() -> Value {
                 <$t as ParamType>::schema()
             }
+            fn to_value(&self) -> Option<Value> {
+                self.as_ref().map(<$t as ParamType>::to_value)
+            }
         }
     )*};
 }
 
-fields!(String, i64, Natural, Positive, bool, Vec<String>, Value);
+fields!(
+    String,
+    Text,
+    i64,
+    Natural,
+    Positive,
+    bool,
+    Vec<String>,
+    Value
+);
+
+/// A parameter as sent, `null` included (`Raw(None)`: absent), for an action that tells a null
+/// value from an absent key and reads it where CKAN does. Never required, never fails.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Raw(pub Option<Value>);
+
+impl Raw {
+    /// The value as sent (`Some(Value::Null)` for a null).
+    pub fn get(&self) -> Option<&Value> {
+        self.0.as_ref()
+    }
+}
+
+impl Field for Raw {
+    fn from_field(v: Option<&Value>) -> Result<Self, Cow<'static, str>> {
+        Ok(Raw(v.cloned()))
+    }
+    fn is_blank(_: &Value) -> bool {
+        false
+    }
+    fn required() -> bool {
+        false
+    }
+    fn schema() -> Value {
+        json!({})
+    }
+    fn to_value(&self) -> Option<Value> {
+        self.0.clone()
+    }
+}
+
+/// A documented key of a data dict that the action validates whole (an entity's
+/// create/update/patch dict, checked by its schema; `package_search`'s Solr parameters): the
+/// OpenAPI document describes it with `T`'s schema, and decoding leaves it in `__extras`, where
+/// the action reads it with the rest of the dict. It is never required and never fails.
+pub struct InDict<T>(std::marker::PhantomData<fn() -> T>);
+
+impl<T> std::fmt::Debug for InDict<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InDict")
+    }
+}
+
+impl<T: ParamType> Field for InDict<T> {
+    fn from_field(_: Option<&Value>) -> Result<Self, Cow<'static, str>> {
+        Ok(InDict(std::marker::PhantomData))
+    }
+    fn is_blank(_: &Value) -> bool {
+        false
+    }
+    fn required() -> bool {
+        false
+    }
+    fn schema() -> Value {
+        T::schema()
+    }
+    fn keeps() -> bool {
+        true
+    }
+    fn to_value(&self) -> Option<Value> {
+        None
+    }
+}
 
 /// Decodes one field, recording its error; with a default, absence takes the default.
 #[doc(hidden)]
@@ -220,14 +343,20 @@ pub fn decode_field<T: Field>(
     default: Option<T>,
     errs: &mut ValidationBuilder,
 ) -> Option<T> {
-    let v = p.remove(key);
-    let absent = v.as_ref().is_none_or(T::is_blank);
+    let removed;
+    let v = if T::keeps() {
+        p.get(key)
+    } else {
+        removed = p.remove(key);
+        removed.as_ref()
+    };
+    let absent = v.is_none_or(T::is_blank);
     if absent {
         if let Some(d) = default {
             return Some(d);
         }
     }
-    match T::from_field(v.as_ref()) {
+    match T::from_field(v) {
         Ok(t) => Some(t),
         Err(message) => {
             errs.push(key, message.as_ref());
@@ -244,6 +373,10 @@ pub trait ActionParams: Sized + Send {
     fn decode(p: Params) -> CkanResult<Self>;
     /// The parameters' JSON Schema (an object; unknown keys allowed).
     fn schema() -> Value;
+    /// The parameters as one data dict: `__extras` and the fields as decoded (defaults
+    /// included, absent ones left out), for an auth function, which sees the whole dict as
+    /// CKAN's do.
+    fn to_params(&self) -> Params;
 }
 
 /// Declares an action's params struct: see [`crate::typed`].
@@ -267,6 +400,14 @@ macro_rules! action_params {
             )*
             /// The keys no field names (CKAN's `__extras`).
             pub __extras: $crate::__private::Params,
+        }
+
+        impl $name {
+            /// The parameters as one data dict (see `ActionParams::to_params`).
+            #[allow(dead_code)]
+            $vis fn to_params(&self) -> $crate::__private::Params {
+                <Self as $crate::__private::ActionParams>::to_params(self)
+            }
         }
 
         impl $crate::__private::ActionParams for $name {
@@ -298,6 +439,17 @@ macro_rules! action_params {
                     )*
                     __extras: p,
                 })
+            }
+
+            fn to_params(&self) -> $crate::__private::Params {
+                #[allow(unused_mut)]
+                let mut p = self.__extras.clone();
+                $(
+                    if let Some(v) = $crate::__private::Field::to_value(&self.$field) {
+                        p.insert($crate::action_params!(@key $field $(, $key)?).to_string(), v);
+                    }
+                )*
+                p
             }
 
             fn schema() -> $crate::__private::serde_json::Value {
@@ -344,42 +496,63 @@ pub trait TypedAction: Send + Sync + 'static {
         &self,
         ctx: &mut crate::context::ActionContext,
         params: Self::Params,
-    ) -> CkanResult<Value>;
+    ) -> CkanResult<crate::registry::Answer>;
 }
 
-/// Declares typed actions and registers them, each with its auth function if one is given:
+/// Registers actions with typed parameters: the one way to register an action.
 ///
 /// ```ignore
 /// register_typed_actions! {
-///     true "thing_show" ThingShow(ThingShowParams) => thing_show, auth = ThingRead;
-///     false "thing_purge" ThingPurge(ThingPurgeParams) => thing_purge;
+///     read thing_show(ThingShowParams) => thing::show::thing_show, auth = ThingRead;
+///     write thing_purge(ThingPurgeParams) => thing::purge::thing_purge;
+///     maintenance thing_rebuild(ThingRebuildParams) => thing::rebuild;
 /// }
 /// ```
 ///
-/// `true` declares a read (side-effect free, GET allowed), `false` a write; `thing_show` is an
-/// `async fn(&mut ActionContext, ThingShowParams) -> CkanResult<Value>`. An action registered
-/// without an auth function is sysadmin-only.
+/// Each line names the action (as CKAN does), its params struct (declared with
+/// [`action_params!`](crate::action_params); its doc comment is the help text and its fields
+/// the OpenAPI request schema) and an `async fn(&mut ActionContext, ThingShowParams) ->
+/// CkanResult<T>` where `T` is a `Value` or an [`Answer`](crate::registry::Answer), optionally
+/// with a priority (`priority = 10`: it replaces an action of the same name registered at a
+/// lower one, by default 0) and its auth function. `read` declares a read (side-effect free, GET allowed), `write` a
+/// write (run in one transaction), `maintenance` a write that commits its own work in steps
+/// (no transaction around it). An action registered without an auth function is
+/// sysadmin-only, unless another line or plugin registers one with `register_auth!`.
 #[macro_export]
 macro_rules! register_typed_actions {
-    ($( $read:literal $name:literal $action:ident($params:ty) => $f:path $(, auth = $auth:expr)?; )*) => {
+    ($( $kind:ident $name:ident($params:ty) => $f:path $(, priority = $p:expr)? $(, auth = $auth:expr)?; )*) => {
         $(
-            struct $action;
-            #[$crate::prelude::async_trait]
-            impl $crate::prelude::TypedAction for $action {
-                type Params = $params;
-                const READ: bool = $read;
-                async fn run(
-                    &self,
-                    ctx: &mut $crate::prelude::ActionContext,
-                    params: $params,
-                ) -> $crate::prelude::CkanResult<$crate::prelude::Value> {
-                    $f(ctx, params).await
+            const _: () = {
+                struct Registered;
+                #[$crate::__private::async_trait]
+                impl $crate::__private::TypedAction for Registered {
+                    type Params = $params;
+                    const READ: bool = $crate::register_typed_actions!(@read $kind);
+                    const TRANSACTION: bool = $crate::register_typed_actions!(@transaction $kind);
+                    async fn run(
+                        &self,
+                        ctx: &mut $crate::__private::ActionContext,
+                        params: $params,
+                    ) -> $crate::__private::CkanResult<$crate::__private::Answer> {
+                        $f(ctx, params).await.map(::std::convert::Into::into)
+                    }
                 }
-            }
-            $crate::register_action!($name, $crate::prelude::Typed($action));
-            $( $crate::register_auth!($name, $auth); )?
+                $crate::register_action!(
+                    stringify!($name),
+                    $crate::__private::Typed(Registered),
+                    priority = $crate::register_typed_actions!(@priority $($p)?)
+                );
+                $( $crate::register_auth!(stringify!($name), $auth); )?
+            };
         )*
     };
+    (@priority) => { 0 };
+    (@priority $p:expr) => { $p };
+    (@read read) => { true };
+    (@read write) => { false };
+    (@read maintenance) => { false };
+    (@transaction maintenance) => { false };
+    (@transaction $kind:ident) => { true };
 }
 
 /// Adapts a [`TypedAction`] to the registry's [`Action`](crate::registry::Action).
@@ -404,6 +577,15 @@ impl<A: TypedAction> crate::registry::Action for Typed<A> {
         ctx: &mut crate::context::ActionContext,
         params: Params,
     ) -> CkanResult<Value> {
+        self.answer(ctx, params)
+            .await
+            .map(crate::registry::Answer::into_value)
+    }
+    async fn answer(
+        &self,
+        ctx: &mut crate::context::ActionContext,
+        params: Params,
+    ) -> CkanResult<crate::registry::Answer> {
         let typed = <A::Params as ActionParams>::decode(params)?;
         self.0.run(ctx, typed).await
     }
@@ -418,6 +600,32 @@ pub fn __doc_text(s: &str) -> String {
         .map(|l| l.strip_prefix(' ').unwrap_or(l))
         .collect();
     lines.join("\n").trim_end().to_string()
+}
+
+/// CKAN's `asbool`: true/yes/on/y/t/1 and false/no/off/n/f/0 (`""` is false); `None` for
+/// anything else.
+pub(crate) fn as_bool(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => Some(n.as_f64().is_some_and(|f| f != 0.0)),
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "yes" | "on" | "y" | "t" | "1" => Some(true),
+            "false" | "no" | "off" | "n" | "f" | "0" | "" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// An integer from a JSON number (a float without a fraction too) or from its text.
+pub(crate) fn int_value(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64)),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -473,6 +681,47 @@ mod tests {
                 "facet.field": ["Not a list"],
             })
         );
+    }
+
+    crate::action_params! {
+        /// Kinds of fields.
+        struct KindsParams {
+            q: Text,
+            raw: Raw,
+            dict: InDict<String>,
+            n: Option<Natural>,
+        }
+    }
+
+    #[test]
+    fn text_may_be_empty_raw_keeps_null_and_in_dict_stays_in_extras() {
+        let p = KindsParams::decode(
+            json!({"q": "", "raw": null, "dict": "d", "n": "3", "x": 1})
+                .as_object()
+                .cloned()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(p.q, Text(String::new()));
+        assert_eq!(p.raw, Raw(Some(Value::Null)));
+        assert_eq!(p.n, Some(Natural(3)));
+        assert_eq!(
+            p.__extras,
+            *json!({"dict": "d", "x": 1}).as_object().unwrap()
+        );
+        // The dict as one: extras first, then the fields as decoded (null kept, absent out).
+        assert_eq!(
+            Value::Object(p.to_params()),
+            json!({"dict": "d", "x": 1, "q": "", "raw": null, "n": 3})
+        );
+        let e = KindsParams::decode(Params::new()).unwrap_err();
+        assert_eq!(
+            e.to_error_object(),
+            json!({"__type": "Validation Error", "q": ["Missing value"]})
+        );
+        let absent = KindsParams::decode(json!({"q": 1}).as_object().cloned().unwrap()).unwrap();
+        assert_eq!(absent.raw, Raw(None));
+        assert_eq!(KindsParams::schema()["required"], json!(["q"]));
     }
 
     #[test]

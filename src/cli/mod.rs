@@ -160,7 +160,7 @@ enum TokenCommand {
     Add { user: String, token_name: String },
 }
 
-pub fn main() -> anyhow::Result<()> {
+pub(crate) fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     // `serve` and `jobs worker` log INFO (one line of registered plugins, then "listening");
     // an admin command prints its own output and logs warnings only, unless asked with -v.
@@ -206,11 +206,11 @@ async fn app(cli: &Cli) -> anyhow::Result<AppState> {
     // A server fills an empty index while it serves (a node joining a deployment); a command
     // has it filled before it runs.
     let index_start = if matches!(cli.command, Command::Serve { .. }) {
-        catalog_framework::IndexStart::WhileServing
+        catalog_host::IndexStart::WhileServing
     } else {
-        catalog_framework::IndexStart::Blocking
+        catalog_host::IndexStart::Blocking
     };
-    catalog_framework::build_app_with(config, &url, cli.data_dir.clone(), index_start).await
+    catalog_host::build_app_with(config, &url, cli.data_dir.clone(), index_start).await
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -220,7 +220,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let listener = tokio::net::TcpListener::bind(bind).await?;
             // The bound address (a port of 0 picks a free one): tests and scripts read it here.
             tracing::info!(addr = %listener.local_addr()?, "listening");
-            catalog_framework::host::serve(app, listener).await?;
+            catalog_host::serve(app, listener).await?;
         }
         Command::SearchIndex { command } => search_index(&app, command).await?,
         Command::Jobs { command } => jobs(&app, command).await?,
@@ -275,7 +275,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 async fn search_index(app: &AppState, command: SearchIndexCommand) -> anyhow::Result<()> {
-    use catalog_framework::search::indexer::SearchService;
+    use catalog_host::SearchService;
     match command {
         SearchIndexCommand::Rebuild => {
             let bar = indicatif::ProgressBar::new(0);
@@ -331,8 +331,8 @@ async fn search_index(app: &AppState, command: SearchIndexCommand) -> anyhow::Re
 }
 
 async fn jobs(app: &AppState, command: JobsCommand) -> anyhow::Result<()> {
-    use catalog_framework::host::{shutdown_signal, WorkerOptions, WorkerPool};
     use catalog_framework::prelude::ErrorKind;
+    use catalog_host::{shutdown_signal, WorkerOptions, WorkerPool};
     use catalog_plugin_core::admin::{enqueue_test_job, run_action};
     use serde_json::{json, Value};
 

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::support::{Kind, Server};
+use crate::support::{Server, StoreKind};
 
 /// Sends raw bytes and reads the answer until the server closes or the body is complete:
 /// `(status, head, body)`.
@@ -65,7 +65,7 @@ fn assert_json(what: &str, head: &str, body: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_answer_under_api_is_json() {
-    let server = Server::start(Kind::Sqlite, &[]).await;
+    let server = Server::start(StoreKind::Sqlite, &[]).await;
     let addr = server.addr();
     let host = format!("Host: {addr}\r\n");
     let cases: Vec<(&str, Vec<u8>, u16)> = vec![
@@ -192,7 +192,7 @@ async fn closed_by_server(s: &mut TcpStream, within: Duration) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_and_slowloris_connections_are_closed() {
     let server = Server::start(
-        Kind::Sqlite,
+        StoreKind::Sqlite,
         &[
             ("CATALOG__SERVER__KEEP_ALIVE_TIMEOUT_SECS", "2"),
             ("CATALOG__SERVER__HEADER_READ_TIMEOUT_SECS", "2"),
@@ -257,7 +257,7 @@ async fn idle_and_slowloris_connections_are_closed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_connections_at_the_limit_do_not_lock_anyone_out() {
     let server = Server::start(
-        Kind::Sqlite,
+        StoreKind::Sqlite,
         &[
             ("CATALOG__SERVER__MAX_CONNECTIONS", "64"),
             ("CATALOG__SERVER__KEEP_ALIVE_TIMEOUT_SECS", "600"),

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use futures::future::join_all;
 use serde_json::{json, Value};
 
-use crate::support::{stores, Kind, Server};
+use crate::support::{stores, Server, StoreKind};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn huge_tag_lists_are_refused_quickly_and_block_no_one() {
@@ -74,7 +74,7 @@ async fn huge_tag_lists_are_refused_quickly_and_block_no_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heavy_rdf_rendering_does_not_stall_other_requests() {
     let s = Server::start(
-        Kind::Sqlite,
+        StoreKind::Sqlite,
         &[
             ("CATALOG__AUTH__CREATE_UNOWNED_DATASET", "true"),
             ("CATALOGEXT__DCAT__DATASETS_PER_PAGE", "100"),
@@ -141,7 +141,7 @@ async fn heavy_rdf_rendering_does_not_stall_other_requests() {
 async fn memory_stays_bounded_while_datasets_are_written_and_read() {
     let budget = 4 * 1024 * 1024;
     let s = Server::start(
-        Kind::Sqlite,
+        StoreKind::Sqlite,
         &[
             ("CATALOG__AUTH__CREATE_UNOWNED_DATASET", "true"),
             ("CATALOG__CACHE__PACKAGE_SHOW_BYTES", &budget.to_string()),

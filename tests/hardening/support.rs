@@ -1,5 +1,7 @@
 //! The real `catalog` binary, started on a fresh store (SQLite in a temporary directory, or a
-//! scratch PostgreSQL database created for the test and dropped after it), and a client.
+//! scratch PostgreSQL database created for the test and dropped after it), and a client. The
+//! stores are the testkit's (`stores()`: PostgreSQL left out, with its skip line, when it is
+//! not reachable).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -7,44 +9,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use sqlx::{Connection, PgConnection};
 
 const BIN: &str = env!("CARGO_BIN_EXE_catalog");
 
-/// Which store a server runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Sqlite,
-    Postgres,
-}
-
-impl std::fmt::Display for Kind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Kind::Sqlite => "sqlite",
-            Kind::Postgres => "postgres",
-        })
-    }
-}
-
-pub use catalog_framework::testkit::{ScratchDb, POSTGRES_ADMIN_URL};
-
-/// The stores every store test runs on: SQLite always, PostgreSQL when it is reachable.
-pub async fn stores() -> Vec<Kind> {
-    let mut out = vec![Kind::Sqlite];
-    match PgConnection::connect(POSTGRES_ADMIN_URL).await {
-        Ok(c) => {
-            let _ = c.close().await;
-            out.push(Kind::Postgres);
-        }
-        Err(_) => println!("skipped on PostgreSQL: not reachable at {POSTGRES_ADMIN_URL}"),
-    }
-    out
-}
+use catalog_host::testkit::ScratchDb;
+pub(crate) use catalog_host::testkit::{stores, StoreKind};
 
 /// A running `catalog serve` and what it runs on.
-pub struct Server {
-    pub kind: Kind,
+pub(crate) struct Server {
+    pub kind: StoreKind,
     pub base: String,
     /// A sysadmin's API token.
     pub token: String,
@@ -59,10 +32,10 @@ pub struct Server {
 
 impl Server {
     /// Starts a server on a fresh store with extra `CATALOG__…` settings.
-    pub async fn start(kind: Kind, env: &[(&str, &str)]) -> Server {
+    pub(crate) async fn start(kind: StoreKind, env: &[(&str, &str)]) -> Server {
         let db = match kind {
-            Kind::Sqlite => None,
-            Kind::Postgres => Some(
+            StoreKind::Sqlite => None,
+            StoreKind::Postgres => Some(
                 ScratchDb::create("catalog_hard")
                     .await
                     .expect("PostgreSQL reachable"),
@@ -72,7 +45,7 @@ impl Server {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        if kind == Kind::Postgres {
+        if kind == StoreKind::Postgres {
             env.push(("CATALOG__SEARCH__BACKEND".into(), "postgres".into()));
         }
         let mut server = Server {
@@ -118,7 +91,7 @@ impl Server {
     }
 
     /// Runs an admin command on this server's store; returns its standard output.
-    pub fn cli(&self, args: &[&str]) -> String {
+    pub(crate) fn cli(&self, args: &[&str]) -> String {
         let out = self.command().args(args).output().expect("running catalog");
         assert!(
             out.status.success(),
@@ -130,7 +103,7 @@ impl Server {
 
     /// Runs an admin command with the binary's own log settings (no `RUST_LOG`); returns its
     /// exit status and output (standard output and error).
-    pub fn cli_status_without_log_env(&self, args: &[&str]) -> (bool, String) {
+    pub(crate) fn cli_status_without_log_env(&self, args: &[&str]) -> (bool, String) {
         let out = self
             .command()
             .env_remove("RUST_LOG")
@@ -146,7 +119,7 @@ impl Server {
     }
 
     /// Runs an admin command and returns its exit status and output, without asserting.
-    pub fn cli_status(&self, args: &[&str]) -> (bool, String) {
+    pub(crate) fn cli_status(&self, args: &[&str]) -> (bool, String) {
         let out = self.command().args(args).output().expect("running catalog");
         let text = format!(
             "{}{}",
@@ -170,18 +143,23 @@ impl Server {
         std::thread::spawn(move || {
             let mut tx = Some(tx);
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(addr) = line
+                let addr = line
                     .split("addr=")
                     .nth(1)
                     .filter(|_| line.contains("listening"))
+                    .map(|a| a.split_whitespace().next().unwrap_or("").to_string());
+                // Logged before the address is sent: the log has the "listening" line once
+                // `start` returns.
                 {
-                    if let Some(tx) = tx.take() {
-                        let _ = tx.send(addr.split_whitespace().next().unwrap_or("").to_string());
+                    let mut log = log.lock().unwrap();
+                    if log.len() < 10_000 {
+                        log.push(line);
                     }
                 }
-                let mut log = log.lock().unwrap();
-                if log.len() < 10_000 {
-                    log.push(line);
+                if let Some(addr) = addr {
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(addr);
+                    }
                 }
             }
         });
@@ -194,12 +172,12 @@ impl Server {
     }
 
     /// What the server logged so far.
-    pub fn log_text(&self) -> String {
+    pub(crate) fn log_text(&self) -> String {
         self.log.lock().unwrap().join("\n")
     }
 
     /// The error lines the server logged (for failure messages).
-    pub fn errors(&self) -> String {
+    pub(crate) fn errors(&self) -> String {
         self.log
             .lock()
             .unwrap()
@@ -211,7 +189,7 @@ impl Server {
     }
 
     /// How many logged lines contain `needle`.
-    pub fn log_count(&self, needle: &str) -> usize {
+    pub(crate) fn log_count(&self, needle: &str) -> usize {
         self.log
             .lock()
             .unwrap()
@@ -221,7 +199,7 @@ impl Server {
     }
 
     /// `kill -9`: no shutdown, no flush.
-    pub fn kill9(&mut self) {
+    pub(crate) fn kill9(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();
@@ -229,7 +207,7 @@ impl Server {
     }
 
     /// Starts the server again on the same store and data directory.
-    pub async fn restart(&mut self) {
+    pub(crate) async fn restart(&mut self) {
         self.kill9();
         self.spawn().await;
     }
@@ -247,28 +225,28 @@ impl Server {
 
     /// The server's anonymous resident memory (heap and stacks, not the mapped index and
     /// database files the kernel can drop), in KiB.
-    pub fn anon_rss_kib(&self) -> u64 {
+    pub(crate) fn anon_rss_kib(&self) -> u64 {
         self.proc_status_kib("RssAnon:")
     }
 
     /// The server's peak resident memory, in KiB.
-    pub fn peak_rss_kib(&self) -> u64 {
+    pub(crate) fn peak_rss_kib(&self) -> u64 {
         self.proc_status_kib("VmHWM:")
     }
 
     /// The server's resident memory now, in KiB.
-    pub fn rss_kib(&self) -> u64 {
+    pub(crate) fn rss_kib(&self) -> u64 {
         self.proc_status_kib("VmRSS:")
     }
 
     /// Starts the peak ([`Server::peak_rss_kib`]) again from the memory resident now.
-    pub fn reset_peak_rss(&self) {
+    pub(crate) fn reset_peak_rss(&self) {
         let pid = self.child.as_ref().map(|c| c.id()).unwrap_or(0);
         std::fs::write(format!("/proc/{pid}/clear_refs"), "5").expect("resetting the peak RSS");
     }
 
     /// The CPU time the server has used so far, all threads, user and system.
-    pub fn cpu_time(&self) -> Duration {
+    pub(crate) fn cpu_time(&self) -> Duration {
         let pid = self.child.as_ref().map(|c| c.id()).unwrap_or(0);
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         // The fields after the command name (which may hold spaces) are space-separated:
@@ -284,21 +262,26 @@ impl Server {
     }
 
     /// True while the process runs.
-    pub fn alive(&mut self) -> bool {
+    pub(crate) fn alive(&mut self) -> bool {
         matches!(self.child.as_mut().map(|c| c.try_wait()), Some(Ok(None)))
     }
 
-    pub fn addr(&self) -> String {
+    pub(crate) fn addr(&self) -> String {
         self.base.trim_start_matches("http://").to_string()
     }
 
     /// POSTs an action as the sysadmin.
-    pub async fn call(&self, action: &str, params: Value) -> (u16, Value) {
+    pub(crate) async fn call(&self, action: &str, params: Value) -> (u16, Value) {
         self.call_as(Some(&self.token), action, params).await
     }
 
     /// POSTs an action with a token (`None`: anonymous).
-    pub async fn call_as(&self, token: Option<&str>, action: &str, params: Value) -> (u16, Value) {
+    pub(crate) async fn call_as(
+        &self,
+        token: Option<&str>,
+        action: &str,
+        params: Value,
+    ) -> (u16, Value) {
         let mut req = self
             .client
             .post(format!("{}/api/3/action/{action}", self.base))
@@ -321,14 +304,14 @@ impl Server {
     }
 
     /// Calls an action that must succeed; returns its result.
-    pub async fn ok(&self, action: &str, params: Value) -> Value {
+    pub(crate) async fn ok(&self, action: &str, params: Value) -> Value {
         let (status, body) = self.call(action, params).await;
         assert_eq!(status, 200, "{action} failed: {body}");
         body["result"].clone()
     }
 
     /// Creates a user and returns `(id, token)`.
-    pub async fn user(&self, name: &str) -> (String, String) {
+    pub(crate) async fn user(&self, name: &str) -> (String, String) {
         let u = self
             .ok(
                 "user_create",

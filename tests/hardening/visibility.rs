@@ -155,7 +155,7 @@ async fn answers_are_written_in_ckans_json_layout() {
 /// "listening", and an admin command logs nothing unless asked with `-v`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_start_up_log_is_one_line_and_commands_are_quiet() {
-    let s = Server::start(crate::support::Kind::Sqlite, &[]).await;
+    let s = Server::start(crate::support::StoreKind::Sqlite, &[]).await;
     let log = s.log_text();
     let registered: Vec<&str> = log.lines().filter(|l| l.contains("registered")).collect();
     assert_eq!(registered.len(), 1, "{log}");

@@ -2,41 +2,22 @@
 
 use catalog_framework::prelude::*;
 
-use crate::support::{stores, TestApp};
+use catalog_host::testkit::stores;
 
-async fn err(t: &TestApp, who: Option<&Principal>, action: &str, p: Value) -> Value {
-    match t.call(who, action, p).await {
-        Ok(v) => panic!("{action} succeeded: {v}"),
-        Err(e) => e.to_error_object(),
-    }
-}
+use crate::support::start;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn job_actions_answer_as_ckan() {
     for kind in stores().await {
-        let t = TestApp::start(kind, |_| {}).await;
+        let t = start(kind, |_| {}).await;
         let denied = json!({"__type": "Authorization Error", "message": "Access denied"});
-        let u = catalog_plugin_core::admin::create_user(
-            &t.app,
-            "alice",
-            "alice@example.org",
-            "pass1234",
-            false,
-        )
-        .await
-        .unwrap();
-        let alice = Principal {
-            id: u["id"].as_str().unwrap().into(),
-            name: "alice".into(),
-            sysadmin: false,
-            state: "active".into(),
-        };
+        let alice = t.user("alice").await;
 
         assert_eq!(t.ok("job_list", json!({})).await, json!([]));
         for action in ["job_list", "job_show", "job_clear", "job_cancel"] {
-            assert_eq!(err(&t, None, action, json!({})).await, denied, "{action}");
+            assert_eq!(t.err(None, action, json!({})).await, denied, "{action}");
             assert_eq!(
-                err(&t, Some(&alice), action, json!({"id": "x"})).await,
+                t.err(Some(&alice), action, json!({"id": "x"})).await,
                 denied,
                 "{action}"
             );
@@ -45,43 +26,39 @@ async fn job_actions_answer_as_ckan() {
         // check the caller first.
         let not_a_list = json!({"__type": "Validation Error", "queues": ["Not a list"]});
         assert_eq!(
-            err(&t, None, "job_list", json!({"queues": "w2_queue"})).await,
+            t.err(None, "job_list", json!({"queues": "w2_queue"})).await,
             not_a_list
         );
         assert_eq!(
-            err(&t, None, "job_clear", json!({"queues": "w2_queue"})).await,
+            t.err(None, "job_clear", json!({"queues": "w2_queue"}))
+                .await,
             not_a_list
         );
         assert_eq!(
-            err(&t, Some(&t.admin), "job_list", json!({"queues": ["a", 7]})).await,
+            t.err(Some(&t.admin), "job_list", json!({"queues": ["a", 7]}))
+                .await,
             json!({"__type": "Validation Error", "queues": ["Not a string: 7"]})
         );
         assert_eq!(
-            err(&t, Some(&t.admin), "job_list", json!({"limit": "abc"})).await,
+            t.err(Some(&t.admin), "job_list", json!({"limit": "abc"}))
+                .await,
             json!({"__type": "Validation Error", "limit": ["Invalid integer"]})
         );
         let missing = json!({"__type": "Validation Error", "id": ["Missing value"]});
+        assert_eq!(t.err(Some(&t.admin), "job_show", json!({})).await, missing);
         assert_eq!(
-            err(&t, Some(&t.admin), "job_show", json!({})).await,
-            missing
-        );
-        assert_eq!(
-            err(&t, Some(&t.admin), "job_cancel", json!({})).await,
+            t.err(Some(&t.admin), "job_cancel", json!({})).await,
             missing
         );
         let not_found = json!({"__type": "Not Found Error", "message": "Not found"});
         assert_eq!(
-            err(&t, Some(&t.admin), "job_show", json!({"id": "no-such-job"})).await,
+            t.err(Some(&t.admin), "job_show", json!({"id": "no-such-job"}))
+                .await,
             not_found
         );
         assert_eq!(
-            err(
-                &t,
-                Some(&t.admin),
-                "job_cancel",
-                json!({"id": "no-such-job"})
-            )
-            .await,
+            t.err(Some(&t.admin), "job_cancel", json!({"id": "no-such-job"}))
+                .await,
             not_found
         );
 
@@ -149,11 +126,11 @@ async fn job_actions_answer_as_ckan() {
 
         assert_eq!(t.ok("job_cancel", json!({"id": d})).await, Value::Null);
         assert_eq!(
-            err(&t, Some(&t.admin), "job_cancel", json!({"id": d})).await,
+            t.err(Some(&t.admin), "job_cancel", json!({"id": d})).await,
             not_found
         );
         assert_eq!(
-            err(&t, Some(&t.admin), "job_show", json!({"id": d})).await,
+            t.err(Some(&t.admin), "job_show", json!({"id": d})).await,
             not_found
         );
 

@@ -4,9 +4,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use catalog_framework::testkit::ScratchDb;
-
-use crate::support::{stores, Kind};
+use catalog_host::testkit::{stores, ScratchDb, StoreKind};
 
 const BIN: &str = env!("CARGO_BIN_EXE_catalog");
 
@@ -16,10 +14,10 @@ struct Site {
 }
 
 impl Site {
-    async fn new(kind: Kind) -> Site {
+    async fn new(kind: StoreKind) -> Site {
         let db = match kind {
-            Kind::Sqlite => None,
-            Kind::Postgres => Some(ScratchDb::create("catalog_jobs_cli").await.unwrap()),
+            StoreKind::Sqlite => None,
+            StoreKind::Postgres => Some(ScratchDb::create("catalog_jobs_cli").await.unwrap()),
         };
         Site {
             dir: tempfile::tempdir().unwrap(),

@@ -1,12 +1,14 @@
-//! A catalog app on a fresh store, the job handlers and the action the tests use.
+//! The apps the tests start (testkit's, workers off), the job handlers and the action the
+//! tests use.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use catalog_framework::prelude::*;
+use catalog_framework::register_action;
 use catalog_framework::store::{self as q, JobRow};
-use catalog_framework::testkit::ScratchDb;
+use catalog_host::testkit::{StoreKind, TestApp};
 
 use catalog_plugin_activity as _;
 use catalog_plugin_auth as _;
@@ -14,110 +16,30 @@ use catalog_plugin_core as _;
 use catalog_plugin_schema as _;
 use catalog_plugin_search_tantivy as _;
 
-/// Which store a test runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Sqlite,
-    Postgres,
-}
-
-/// SQLite always, PostgreSQL when it is reachable.
-pub async fn stores() -> Vec<Kind> {
-    match ScratchDb::create("catalog_jobs_probe").await {
-        Some(_db) => vec![Kind::Sqlite, Kind::Postgres],
-        None => {
-            println!("skipped on PostgreSQL: not reachable");
-            vec![Kind::Sqlite]
-        }
-    }
-}
-
 /// An app on a fresh store, with workers off (tests start their own).
-pub struct TestApp {
-    pub app: AppState,
-    pub url: String,
-    pub dir: tempfile::TempDir,
-    pub admin: Principal,
-    // Dropped last: the database outlives the app.
-    pub _db: Option<ScratchDb>,
+pub(crate) async fn start(kind: StoreKind, configure: impl FnOnce(&mut Config)) -> TestApp {
+    TestApp::start_with(kind, |config| {
+        config.catalog.jobs.workers = 0;
+        configure(config);
+    })
+    .await
 }
 
-impl TestApp {
-    pub async fn start(kind: Kind, configure: impl FnOnce(&mut Config)) -> TestApp {
-        let dir = tempfile::tempdir().unwrap();
-        let (url, db) = match kind {
-            Kind::Postgres => {
-                let db = ScratchDb::create("catalog_jobs").await.expect("PostgreSQL");
-                (db.url.clone(), Some(db))
-            }
-            Kind::Sqlite => (
-                catalog_framework::host::Store::sqlite_url_in(dir.path()),
-                None,
-            ),
-        };
-        let mut config = Config::default();
-        config.catalog.jobs.workers = 0;
-        configure(&mut config);
-        let app = catalog_framework::host::build_app(config, &url, dir.path().into())
-            .await
-            .unwrap();
-        let u = catalog_plugin_core::admin::create_user(
-            &app,
-            "admin",
-            "admin@example.org",
-            "pass1234",
-            true,
-        )
-        .await
-        .unwrap();
-        let admin = Principal {
-            id: u["id"].as_str().unwrap().to_string(),
-            name: "admin".into(),
-            sysadmin: true,
-            state: "active".into(),
-        };
-        TestApp {
-            app,
-            url,
-            dir,
-            admin,
-            _db: db,
-        }
-    }
+/// What the job tests ask of an app's store.
+pub(crate) trait JobsApp {
+    async fn job(&self, id: &str) -> Option<JobRow>;
+    /// Waits (up to `within`) until the job is in `state`.
+    async fn wait_for(&self, id: &str, state: &str, within: Duration) -> JobRow;
+    async fn count(&self, sql: &str) -> i64;
+}
 
-    /// Another app on the same store (what another process would be).
-    pub async fn another(&self, configure: impl FnOnce(&mut Config)) -> AppState {
-        let mut config = self.app.config.clone();
-        configure(&mut config);
-        catalog_framework::host::build_app(config, &self.url, self.dir.path().into())
-            .await
-            .unwrap()
-    }
-
-    pub async fn call(
-        &self,
-        who: Option<&Principal>,
-        action: &str,
-        p: Value,
-    ) -> Result<Value, CkanError> {
-        ActionContext::new(self.app.clone(), who.cloned())
-            .run_top(action, p.as_object().cloned().unwrap_or_default())
-            .await
-    }
-
-    pub async fn ok(&self, action: &str, p: Value) -> Value {
-        self.call(Some(&self.admin), action, p)
-            .await
-            .unwrap_or_else(|e| panic!("{action}: {}", e.to_error_object()))
-    }
-
-    pub async fn job(&self, id: &str) -> Option<JobRow> {
+impl JobsApp for TestApp {
+    async fn job(&self, id: &str) -> Option<JobRow> {
         let mut conn = self.app.store.pool.acquire().await.unwrap();
         q::job_by_id(&mut conn, id).await.unwrap()
     }
 
-    /// Waits (up to `within`) until the job is in `state`.
-    pub async fn wait_for(&self, id: &str, state: &str, within: Duration) -> JobRow {
+    async fn wait_for(&self, id: &str, state: &str, within: Duration) -> JobRow {
         let start = Instant::now();
         loop {
             let job = self.job(id).await;
@@ -132,7 +54,7 @@ impl TestApp {
         }
     }
 
-    pub async fn count(&self, sql: &str) -> i64 {
+    async fn count(&self, sql: &str) -> i64 {
         sqlx::query_scalar(sql)
             .fetch_one(&self.app.store.pool)
             .await
@@ -143,7 +65,7 @@ impl TestApp {
 /// Runs of `counted` jobs, by `(test, n)`.
 static RUNS: Mutex<Option<HashMap<(String, u64), u32>>> = Mutex::new(None);
 
-pub fn runs(test: &str) -> HashMap<u64, u32> {
+pub(crate) fn runs(test: &str) -> HashMap<u64, u32> {
     RUNS.lock()
         .unwrap()
         .get_or_insert_with(HashMap::new)

@@ -2,11 +2,14 @@
 
 use std::time::{Duration, Instant};
 
-use catalog_framework::host::{WorkerOptions, WorkerPool};
+use catalog_framework::jobs::enqueue_job;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_host::{WorkerOptions, WorkerPool};
 
-use crate::support::{runs, stores, TestApp};
+use catalog_host::testkit::{stores, StoreKind};
+
+use crate::support::{runs, start, JobsApp};
 
 fn pool(app: &AppState, workers: usize, queues: &[&str]) -> WorkerPool {
     WorkerPool::spawn(
@@ -25,7 +28,7 @@ async fn a_job_is_enqueued_exactly_when_its_action_commits_and_wakes_the_workers
     for kind in stores().await {
         // A poll interval far longer than the test: only the wake-up after commit can start
         // the job in time.
-        let t = TestApp::start(kind, |c| c.catalog.jobs.poll_interval_ms = 600_000).await;
+        let t = start(kind, |c| c.catalog.jobs.poll_interval_ms = 600_000).await;
         let workers = pool(&t.app, 1, &["tests"]);
         // Let the worker go idle (it looks once at start).
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -60,7 +63,7 @@ async fn a_job_is_enqueued_exactly_when_its_action_commits_and_wakes_the_workers
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_failing_job_is_retried_with_backoff_then_failed_with_its_error() {
     for kind in stores().await {
-        let t = TestApp::start(kind, |c| {
+        let t = start(kind, |c| {
             c.catalog.jobs.retry_base_ms = 150;
             c.catalog.jobs.poll_interval_ms = 20;
         })
@@ -138,7 +141,7 @@ async fn a_failing_job_is_retried_with_backoff_then_failed_with_its_error() {
 async fn several_workers_in_several_apps_run_every_job_exactly_once() {
     const JOBS: u64 = 200;
     for kind in stores().await {
-        let t = TestApp::start(kind, |c| c.catalog.jobs.poll_interval_ms = 20).await;
+        let t = start(kind, |c| c.catalog.jobs.poll_interval_ms = 20).await;
         let test = format!("exactly-once-{kind:?}");
         let mut ids = Vec::new();
         for n in 0..JOBS {
@@ -156,8 +159,8 @@ async fn several_workers_in_several_apps_run_every_job_exactly_once() {
         // with two workers.
         let mut pools = Vec::new();
         for _ in 0..4 {
-            let app = t.another(|_| {}).await;
-            pools.push(pool(&app, 2, &["default"]));
+            let other = t.another(|_| {}).await;
+            pools.push(pool(&other.app, 2, &["default"]));
         }
         let start = Instant::now();
         loop {
@@ -196,7 +199,7 @@ async fn several_workers_in_several_apps_run_every_job_exactly_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_job_whose_worker_stopped_heartbeating_runs_again() {
     for kind in stores().await {
-        let t = TestApp::start(kind, |c| {
+        let t = start(kind, |c| {
             c.catalog.jobs.stale_after_secs = 1;
             c.catalog.jobs.poll_interval_ms = 50;
         })
@@ -261,7 +264,7 @@ async fn a_job_whose_worker_stopped_heartbeating_runs_again() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_stopping_worker_gives_its_job_back_without_counting_the_attempt() {
     for kind in stores().await {
-        let t = TestApp::start(kind, |c| {
+        let t = start(kind, |c| {
             c.catalog.jobs.shutdown_grace_secs = 0;
             c.catalog.jobs.poll_interval_ms = 20;
         })
@@ -280,7 +283,7 @@ async fn a_stopping_worker_gives_its_job_back_without_counting_the_attempt() {
 
 #[tokio::test]
 async fn enqueue_refuses_unknown_kinds_and_bad_options() {
-    let t = TestApp::start(crate::support::Kind::Sqlite, |_| {}).await;
+    let t = start(StoreKind::Sqlite, |_| {}).await;
     let e = enqueue_job(&t.app, "no_such_kind", json!({}), JobOptions::default())
         .await
         .unwrap_err();

@@ -8,6 +8,7 @@
 mod server;
 
 use catalog_conformance::{Outcome, Redactor, Report};
+use catalog_host::testkit::{postgres, StoreKind};
 use serde_json::{json, Value};
 
 /// One backend's run: the report and each snapshotted step's redacted `{status, body}`.
@@ -18,16 +19,17 @@ struct BackendRun {
 }
 
 async fn run_on(
-    backend: &'static str,
-    database_url: Option<&str>,
+    kind: StoreKind,
     scenarios: &[catalog_conformance::Scenario],
     known: &catalog_conformance::KnownFailures,
 ) -> BackendRun {
-    let server = server::start(database_url)
-        .await
-        .unwrap_or_else(|e| panic!("starting the server on {backend}: {e:#}"));
-    let runner = catalog_conformance::Runner::new(&server.base_url, &server.sysadmin_token)
-        .expect("building the runner");
+    let backend = match kind {
+        StoreKind::Sqlite => "sqlite",
+        StoreKind::Postgres => "postgres",
+    };
+    let (server, token) = server::start(kind).await;
+    let runner =
+        catalog_conformance::Runner::new(&server.base_url, &token).expect("building the runner");
     let report = runner.run_all(scenarios, known).await;
     println!("=== {backend} ===\n{report}\n");
 
@@ -124,21 +126,10 @@ async fn conformance_cases_pass_on_sqlite_and_postgresql() {
             .expect("loading the cases");
     assert!(!scenarios.is_empty(), "no cases found");
 
-    let sqlite = run_on("sqlite", None, &scenarios, &known).await;
-
-    let postgres = match server::ScratchDatabase::create()
-        .await
-        .expect("creating the scratch PostgreSQL database")
-    {
-        None => {
-            println!("skipped: PostgreSQL not reachable");
-            None
-        }
-        Some(db) => {
-            let run = run_on("postgres", Some(&db.url), &scenarios, &known).await;
-            db.drop_now().await.expect("dropping the scratch database");
-            Some(run)
-        }
+    let sqlite = run_on(StoreKind::Sqlite, &scenarios, &known).await;
+    let postgres = match postgres().await {
+        Some(kind) => Some(run_on(kind, &scenarios, &known).await),
+        None => None,
     };
 
     assert_all_passed(&sqlite);

@@ -1,7 +1,11 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+use catalog_framework::params::{opt_str, positive};
 use catalog_framework::prelude::*;
+use catalog_framework::register_action;
+use catalog_framework::store::time::now_iso;
+use catalog_framework::store::RowExt;
 
 /// The plugin: its name, config section and migrations.
 pub struct AuditLog;

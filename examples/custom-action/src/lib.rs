@@ -5,16 +5,9 @@ use catalog_framework::prelude::*;
 
 register_plugin!("example_custom_action");
 
-/// The query is written once, in portable SQL (`$N` placeholders, `true`/`false` literals):
-/// the same text runs on SQLite and on PostgreSQL.
-const COUNT_SQL: &str = "SELECT g.name, g.title, COUNT(p.id) AS package_count \
-     FROM catalog_group g \
-     LEFT JOIN package p \
-       ON p.owner_org = g.id AND p.state = 'active' AND p.private = false \
-     WHERE g.is_organization = true AND g.state = 'active'";
-
 action_params! {
-    /// Return the number of active public datasets of each active organization, most first.
+    /// Return the number of active public datasets of each organization that has some, most
+    /// first.
     ///
     /// :param organization: only this organization (id or name); optional
     /// :type organization: string
@@ -30,73 +23,70 @@ action_params! {
 }
 
 /// `dataset_count_by_organization`: the number of active public datasets of each organization.
-pub struct DatasetCountByOrganization;
+///
+/// The framework decoded the parameters with CKAN's coercions and messages ("Invalid
+/// integer", "Must be a natural number", every field's error at once) before this runs.
+pub async fn dataset_count_by_organization(
+    ctx: &mut ActionContext,
+    params: CountParams,
+) -> CkanResult<Value> {
+    // As in CKAN, the action asks for its own check; the auth function below lets anonymous
+    // callers through.
+    ctx.check_access("dataset_count_by_organization", &params.__extras)
+        .await?;
 
-#[async_trait]
-impl TypedAction for DatasetCountByOrganization {
-    type Params = CountParams;
-    // Read-only: answers GET, and runs on a plain pooled connection (no write transaction).
-    const READ: bool = true;
-
-    // The framework decoded the parameters with CKAN's coercions and messages ("Invalid
-    // integer", "Must be a natural number", every field's error at once) before this runs.
-    async fn run(&self, ctx: &mut ActionContext, params: CountParams) -> CkanResult<Value> {
-        let CountParams {
-            organization,
-            limit,
-            __extras,
-        } = params;
-        let limit = limit.map(|n| n.0);
-
-        // As in CKAN, the action asks for its own check; the auth function below lets
-        // anonymous callers through.
-        ctx.check_access("dataset_count_by_organization", &__extras)
-            .await?;
-
-        let mut sql = COUNT_SQL.to_string();
-        if organization.is_some() {
-            sql.push_str(" AND (g.id = $1 OR g.name = $1)");
-        }
-        sql.push_str(" GROUP BY g.id, g.name, g.title ORDER BY package_count DESC, g.name");
-        if limit.is_some() {
-            sql.push_str(if organization.is_some() {
-                " LIMIT $2"
-            } else {
-                " LIMIT $1"
-            });
-        }
-        let mut query = sqlx::query(&sql);
-        if let Some(org) = &organization {
-            query = query.bind(org.clone());
-        }
-        if let Some(limit) = limit {
-            query = query.bind(limit);
-        }
-        // `ctx.db()` is this call's connection (SQLite or PostgreSQL, through sqlx's `Any`).
-        let rows = query.fetch_all(ctx.db().await?).await?;
-
-        if organization.is_some() && rows.is_empty() {
-            return Err(not_found("Organization"));
-        }
-        let counts = rows
-            .iter()
-            .map(|r| {
-                json!({
-                    "name": r.s("name"),
-                    "title": r.os("title"),
-                    "package_count": r.i("package_count"),
-                })
-            })
-            .collect();
-        Ok(Value::Array(counts))
+    // Other actions are called through the context: same caller, same transaction, and each
+    // applies its own rules (package_search shows public datasets only).
+    let mut search = Map::new();
+    search.insert("rows".into(), json!(0));
+    search.insert("facet.field".into(), json!(["organization"]));
+    search.insert("facet.limit".into(), json!(-1));
+    if let Some(org) = &params.organization {
+        let mut show = Map::new();
+        show.insert("id".into(), json!(org));
+        show.insert("include_datasets".into(), json!(false));
+        let found = ctx
+            .call("organization_show", show)
+            .await
+            .map_err(|_| not_found("Organization"))?;
+        search.insert(
+            "fq".into(),
+            json!(format!("organization:{}", found["name"])),
+        );
     }
+    let result = ctx.call("package_search", search).await?;
+
+    // Each facet item: the organization's name, its title (`display_name`) and its count.
+    let mut counts: Vec<Value> = result["search_facets"]["organization"]["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|item| {
+            json!({
+                "name": item["name"],
+                "title": item["display_name"],
+                "package_count": item["count"],
+            })
+        })
+        .collect();
+    counts.sort_by(|a, b| {
+        let count = |v: &Value| v["package_count"].as_u64().unwrap_or(0);
+        count(b)
+            .cmp(&count(a))
+            .then_with(|| a["name"].as_str().cmp(&b["name"].as_str()))
+    });
+    if let Some(limit) = params.limit {
+        counts.truncate(limit.0 as usize);
+    }
+    Ok(Value::Array(counts))
 }
 
-// `Typed` adapts it to the registry; help_show returns the params struct's doc comment.
-register_action!(
-    "dataset_count_by_organization",
-    Typed(DatasetCountByOrganization)
-);
+// Registered as a read (GET allowed, no write transaction) with its auth function; its help
+// text is the params struct's doc comment.
+register_typed_actions! {
+    read dataset_count_by_organization(CountParams) => dataset_count_by_organization,
+        auth = DatasetCountByOrganizationAuth;
+}
 
 /// Whoever may read the site may count its datasets, logged in or not.
 pub struct DatasetCountByOrganizationAuth;
@@ -113,12 +103,6 @@ impl AuthFunction for DatasetCountByOrganizationAuth {
         ctx.check_access("site_read", data).await
     }
 }
-
-// Without an auth function the action would be sysadmin-only.
-register_auth!(
-    "dataset_count_by_organization",
-    DatasetCountByOrganizationAuth
-);
 
 /// `status_show` as the core plugin answers it, plus `portal_contact`, read from
 /// `catalogext.custom_action.contact`: a chained action (CKAN's `@chained_action`) that calls

@@ -14,7 +14,7 @@ pub const CATALOG_PREFIX: &str = "/catalog";
 /// This application's router: its own routes, and the whole catalog (the Action API, the
 /// `/api` probes and every plugin's routes) nested under [`CATALOG_PREFIX`].
 pub fn router(app: AppState) -> Router {
-    let catalog = catalog_framework::host::router(app.clone());
+    let catalog = catalog_host::router(app.clone());
     Router::new()
         .route("/hello", get(hello))
         .with_state(app)
@@ -38,13 +38,13 @@ async fn hello(State(app): State<AppState>) -> Json<Value> {
 }
 
 /// Serves [`router`] on a bound listener until the process ends, with what
-/// `catalog_framework::host::serve` adds around its own router: the background task that
+/// `catalog_host::serve` adds around its own router: the background task that
 /// brings the search index up to changes made by other processes, and the catalog's server
 /// with its connection limits and timeouts (`catalog.server.*`, docs/SECURITY.md).
 pub async fn serve(app: AppState, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-    let sync = catalog_framework::host::spawn_background_sync(app.clone());
-    let limits = catalog_framework::host::ServerLimits::from_config(&app.config.catalog.server);
-    let result = catalog_framework::host::serve_router(listener, router(app), limits).await;
+    let sync = catalog_host::spawn_background_sync(app.clone());
+    let limits = catalog_host::ServerLimits::from_config(&app.config.catalog.server);
+    let result = catalog_host::serve_router(listener, router(app), limits).await;
     sync.abort();
     result
 }

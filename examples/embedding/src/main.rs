@@ -13,7 +13,7 @@ use catalog_plugin_core as _;
 use catalog_plugin_schema as _;
 use catalog_plugin_search_tantivy as _;
 
-use catalog_framework::host::{Config, Store};
+use catalog_host::{Config, Store};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -39,7 +39,7 @@ async fn main() -> anyhow::Result<()> {
         );
     }
     let database_url = Store::sqlite_url_in(&data_dir);
-    let app = catalog_framework::host::build_app(config, &database_url, data_dir).await?;
+    let app = catalog_host::build_app(config, &database_url, data_dir).await?;
 
     tracing::info!(
         "listening on http://{}: /hello, and the Action API under {}/api/3/action",

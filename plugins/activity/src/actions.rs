@@ -2,7 +2,10 @@
 //! with CKAN 2.12's parameters, messages and checks (ckanext/activity/logic).
 
 use catalog_framework::authz;
+use catalog_framework::blocking::Lane;
+use catalog_framework::params::dedup;
 use catalog_framework::prelude::*;
+use catalog_framework::store::time::format_iso;
 
 use crate::store::{self, ActivityRow, ListQuery};
 use crate::ActivitySettings;
@@ -270,7 +273,7 @@ list_params! {
     }
 }
 
-pub async fn package_activity_list(
+pub(crate) async fn package_activity_list(
     ctx: &mut ActionContext,
     mut p: PackageActivityListParams,
 ) -> CkanResult<Value> {
@@ -337,7 +340,7 @@ async fn group_list(
     run_list(ctx, scope, &o, labels.as_deref()).await
 }
 
-pub async fn group_activity_list(
+pub(crate) async fn group_activity_list(
     ctx: &mut ActionContext,
     mut p: GroupActivityListParams,
 ) -> CkanResult<Value> {
@@ -345,7 +348,7 @@ pub async fn group_activity_list(
     group_list(ctx, &p.id, input, p.__extras, false).await
 }
 
-pub async fn organization_activity_list(
+pub(crate) async fn organization_activity_list(
     ctx: &mut ActionContext,
     mut p: OrganizationActivityListParams,
 ) -> CkanResult<Value> {
@@ -363,7 +366,7 @@ list_params! {
     }
 }
 
-pub async fn user_activity_list(
+pub(crate) async fn user_activity_list(
     ctx: &mut ActionContext,
     mut p: UserActivityListParams,
 ) -> CkanResult<Value> {
@@ -385,7 +388,7 @@ list_params! {
     RecentlyChangedPackagesActivityListParams {}
 }
 
-pub async fn recently_changed_packages_activity_list(
+pub(crate) async fn recently_changed_packages_activity_list(
     ctx: &mut ActionContext,
     mut p: RecentlyChangedPackagesActivityListParams,
 ) -> CkanResult<Value> {
@@ -495,7 +498,10 @@ action_params! {
     }
 }
 
-pub async fn activity_show(ctx: &mut ActionContext, p: ActivityShowParams) -> CkanResult<Value> {
+pub(crate) async fn activity_show(
+    ctx: &mut ActionContext,
+    p: ActivityShowParams,
+) -> CkanResult<Value> {
     let a = load(ctx, &p.id).await?;
     check_activity_access(ctx, &a, truthy_value(p.include_data.as_ref())).await?;
     let seq = a.seq;
@@ -521,7 +527,7 @@ action_params! {
     }
 }
 
-pub async fn activity_data_show(
+pub(crate) async fn activity_data_show(
     ctx: &mut ActionContext,
     p: ActivityDataShowParams,
 ) -> CkanResult<Value> {
@@ -574,7 +580,10 @@ static DIFFS: Lane = Lane::new("activity_diff");
 /// anchors with the next value, as CKAN's do.
 static HTML_DIFFS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-pub async fn activity_diff(ctx: &mut ActionContext, p: ActivityDiffParams) -> CkanResult<Value> {
+pub(crate) async fn activity_diff(
+    ctx: &mut ActionContext,
+    p: ActivityDiffParams,
+) -> CkanResult<Value> {
     let a = load(ctx, &p.id).await?;
     check_activity_access(ctx, &a, true).await?;
     let prev = store::previous(ctx.db().await?, &a)
@@ -624,7 +633,7 @@ pub async fn activity_diff(ctx: &mut ActionContext, p: ActivityDiffParams) -> Ck
 
 /// An object's activity list: whoever may see the object (`package_show`, `group_show`,
 /// `organization_show`, `user_show` decide).
-pub struct ShowAuth(pub(crate) &'static str);
+pub(crate) struct ShowAuth(pub(crate) &'static str);
 
 #[async_trait]
 impl AuthFunction for ShowAuth {
@@ -651,14 +660,14 @@ impl AuthFunction for ActivityShowAuth {
 }
 
 register_typed_actions! {
-    true "package_activity_list" PackageActivityList(PackageActivityListParams) => package_activity_list;
-    true "activity_show" ActivityShow(ActivityShowParams) => activity_show;
-    true "activity_data_show" ActivityDataShow(ActivityDataShowParams) => activity_data_show;
-    true "activity_diff" ActivityDiff(ActivityDiffParams) => activity_diff;
-    true "group_activity_list" GroupActivityList(GroupActivityListParams) => group_activity_list;
-    true "organization_activity_list" OrganizationActivityList(OrganizationActivityListParams) => organization_activity_list;
-    true "user_activity_list" UserActivityList(UserActivityListParams) => user_activity_list;
-    true "recently_changed_packages_activity_list" RecentlyChangedPackagesActivityList(RecentlyChangedPackagesActivityListParams) => recently_changed_packages_activity_list;
+    read package_activity_list(PackageActivityListParams) => package_activity_list;
+    read activity_show(ActivityShowParams) => activity_show;
+    read activity_data_show(ActivityDataShowParams) => activity_data_show;
+    read activity_diff(ActivityDiffParams) => activity_diff;
+    read group_activity_list(GroupActivityListParams) => group_activity_list;
+    read organization_activity_list(OrganizationActivityListParams) => organization_activity_list;
+    read user_activity_list(UserActivityListParams) => user_activity_list;
+    read recently_changed_packages_activity_list(RecentlyChangedPackagesActivityListParams) => recently_changed_packages_activity_list;
 }
 
 register_auth!("package_activity_list", ShowAuth("package_show"));

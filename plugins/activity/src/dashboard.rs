@@ -3,6 +3,7 @@
 //! seen, and marking it seen.
 
 use catalog_framework::prelude::*;
+use catalog_framework::store::time::now_iso;
 
 use crate::actions::{caller_labels, list_options, run_list, ListInput};
 use crate::store::Scope;
@@ -119,7 +120,7 @@ async fn dashboard(
         .collect())
 }
 
-pub async fn dashboard_activity_list(
+pub(crate) async fn dashboard_activity_list(
     ctx: &mut ActionContext,
     p: DashboardActivityListParams,
 ) -> CkanResult<Value> {
@@ -129,7 +130,7 @@ pub async fn dashboard_activity_list(
     ))
 }
 
-pub async fn dashboard_new_activities_count(
+pub(crate) async fn dashboard_new_activities_count(
     ctx: &mut ActionContext,
     p: DashboardNewActivitiesCountParams,
 ) -> CkanResult<Value> {
@@ -138,7 +139,7 @@ pub async fn dashboard_new_activities_count(
     Ok(json!(list.iter().filter(|a| a["is_new"] == true).count()))
 }
 
-pub async fn dashboard_mark_activities_old(
+pub(crate) async fn dashboard_mark_activities_old(
     ctx: &mut ActionContext,
     p: DashboardMarkActivitiesOldParams,
 ) -> CkanResult<Value> {
@@ -160,7 +161,7 @@ pub async fn dashboard_mark_activities_old(
 }
 
 /// The dashboard actions: logged-in users only, with CKAN's message.
-pub struct DashboardAuth;
+pub(crate) struct DashboardAuth;
 
 #[async_trait]
 impl AuthFunction for DashboardAuth {
@@ -178,7 +179,7 @@ impl AuthFunction for DashboardAuth {
 }
 
 register_typed_actions! {
-    true "dashboard_activity_list" DashboardActivityList(DashboardActivityListParams) => dashboard_activity_list, auth = DashboardAuth;
-    true "dashboard_new_activities_count" DashboardNewActivitiesCount(DashboardNewActivitiesCountParams) => dashboard_new_activities_count, auth = DashboardAuth;
-    false "dashboard_mark_activities_old" DashboardMarkActivitiesOld(DashboardMarkActivitiesOldParams) => dashboard_mark_activities_old, auth = DashboardAuth;
+    read dashboard_activity_list(DashboardActivityListParams) => dashboard_activity_list, auth = DashboardAuth;
+    read dashboard_new_activities_count(DashboardNewActivitiesCountParams) => dashboard_new_activities_count, auth = DashboardAuth;
+    write dashboard_mark_activities_old(DashboardMarkActivitiesOldParams) => dashboard_mark_activities_old, auth = DashboardAuth;
 }

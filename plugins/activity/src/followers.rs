@@ -2,7 +2,10 @@
 //! and `*_follower_count` for users, datasets and groups (organizations are followed as
 //! groups), with CKAN's order of checks and its messages.
 
+use catalog_framework::params::text;
 use catalog_framework::prelude::*;
+use catalog_framework::store::subquery;
+use catalog_framework::store::time::now_iso;
 
 /// What can be followed, and how CKAN names it in its messages.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -61,14 +64,13 @@ fn caller(ctx: &ActionContext, verb: &str, kind: Kind) -> CkanResult<String> {
 }
 
 /// `id` as CKAN's validators read it: a non-empty string (or number).
-fn id_param(p: &Params) -> Option<String> {
-    opt_str(p, "id").filter(|s| !s.trim().is_empty())
+fn id_param(id: Option<&Value>) -> Option<String> {
+    text(id).filter(|s| !s.trim().is_empty())
 }
 
 /// `follow_*`: the caller follows the object; following it again returns the same record.
-async fn follow(ctx: &mut ActionContext, p: Params, kind: Kind) -> CkanResult<Value> {
+async fn follow(ctx: &mut ActionContext, id: Option<String>, kind: Kind) -> CkanResult<Value> {
     let me = caller(ctx, "follow", kind)?;
-    let id = id_param(&p);
     // CKAN 2.12 checks that the caller may read a dataset or group before anything else.
     match kind {
         Kind::Dataset | Kind::Group => {
@@ -133,11 +135,11 @@ async fn follow(ctx: &mut ActionContext, p: Params, kind: Kind) -> CkanResult<Va
 }
 
 /// `unfollow_*`: null whether or not the caller followed the object.
-async fn unfollow(ctx: &mut ActionContext, p: Params, kind: Kind) -> CkanResult<Value> {
+async fn unfollow(ctx: &mut ActionContext, id: Option<String>, kind: Kind) -> CkanResult<Value> {
     let me = caller(ctx, "unfollow", kind)?;
     let schema_error =
         || validation_message("Error validating the schema of the object to unfollow.");
-    let id = id_param(&p).ok_or_else(schema_error)?;
+    let id = id.ok_or_else(schema_error)?;
     let (oid, _) = object(ctx, kind, &id).await?.ok_or_else(schema_error)?;
     sqlx::query("DELETE FROM follower WHERE follower_id = $1 AND object_id = $2")
         .bind(&me)
@@ -149,9 +151,13 @@ async fn unfollow(ctx: &mut ActionContext, p: Params, kind: Kind) -> CkanResult<
 
 /// The object of a read action's `id`, or CKAN's field errors (`Missing value`,
 /// `Not found: User`).
-async fn object_for_read(ctx: &mut ActionContext, p: &Params, kind: Kind) -> CkanResult<String> {
-    let id = id_param(p).ok_or_else(|| missing("id"))?;
-    match object(ctx, kind, &id).await? {
+async fn object_for_read(
+    ctx: &mut ActionContext,
+    id: Option<&str>,
+    kind: Kind,
+) -> CkanResult<String> {
+    let id = id.ok_or_else(|| missing("id"))?;
+    match object(ctx, kind, id).await? {
         Some((oid, _)) => Ok(oid),
         None => Err(validation()
             .field("id", format!("Not found: {}", kind.title()))
@@ -160,8 +166,12 @@ async fn object_for_read(ctx: &mut ActionContext, p: &Params, kind: Kind) -> Cka
 }
 
 /// `am_following_*`: whether the logged-in caller follows the object.
-async fn am_following(ctx: &mut ActionContext, p: Params, kind: Kind) -> CkanResult<Value> {
-    let oid = object_for_read(ctx, &p, kind).await?;
+async fn am_following(
+    ctx: &mut ActionContext,
+    id: Option<String>,
+    kind: Kind,
+) -> CkanResult<Value> {
+    let oid = object_for_read(ctx, id.as_deref(), kind).await?;
     let me = ctx
         .user_id()
         .map(str::to_string)
@@ -177,16 +187,20 @@ async fn am_following(ctx: &mut ActionContext, p: Params, kind: Kind) -> CkanRes
 }
 
 /// `*_follower_count`: the object's followers, deleted users and deleted objects left out.
-async fn follower_count(ctx: &mut ActionContext, p: Params, kind: Kind) -> CkanResult<Value> {
-    let oid = object_for_read(ctx, &p, kind).await?;
+async fn follower_count(
+    ctx: &mut ActionContext,
+    id: Option<String>,
+    kind: Kind,
+) -> CkanResult<Value> {
+    let oid = object_for_read(ctx, id.as_deref(), kind).await?;
     let (_, state) = object(ctx, kind, &oid).await?.unwrap_or_default();
     if state == "deleted" {
         return Ok(json!(0));
     }
-    let n: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM follower f JOIN catalog_user u ON u.id = f.follower_id \
-         WHERE f.object_id = $1 AND u.state <> 'deleted'",
-    )
+    let n: i64 = sqlx::query_scalar(&format!(
+        "SELECT COUNT(*) FROM follower f WHERE f.object_id = $1 AND f.follower_id IN ({})",
+        subquery::LIVE_USERS
+    ))
     .bind(&oid)
     .fetch_one(ctx.db().await?)
     .await?;
@@ -213,15 +227,20 @@ const USER_LIST_KEYS: &[&str] = &[
 
 /// `*_follower_list`: the object's followers (deleted users left out), oldest follow first.
 /// Sysadmins only, checked before the id, as in CKAN.
-async fn follower_list(ctx: &mut ActionContext, p: Params, kind: Kind) -> CkanResult<Value> {
+async fn follower_list(
+    ctx: &mut ActionContext,
+    id: Option<String>,
+    kind: Kind,
+) -> CkanResult<Value> {
     if !(ctx.is_sysadmin() || ctx.ignore_auth) {
         return Err(not_authorized("Not authorized"));
     }
-    let oid = object_for_read(ctx, &p, kind).await?;
-    let ids: Vec<String> = sqlx::query_scalar(
-        "SELECT f.follower_id FROM follower f JOIN catalog_user u ON u.id = f.follower_id \
-         WHERE f.object_id = $1 AND u.state <> 'deleted' ORDER BY f.datetime, f.follower_id",
-    )
+    let oid = object_for_read(ctx, id.as_deref(), kind).await?;
+    let ids: Vec<String> = sqlx::query_scalar(&format!(
+        "SELECT f.follower_id FROM follower f WHERE f.object_id = $1 AND f.follower_id IN ({}) \
+         ORDER BY f.datetime, f.follower_id",
+        subquery::LIVE_USERS
+    ))
     .bind(&oid)
     .fetch_all(ctx.db().await?)
     .await?;
@@ -284,26 +303,28 @@ impl Followees {
     /// The followed objects of one kind (`$1`: the follower), deleted ones left out:
     /// `SELECT <what> FROM …`.
     fn sql(self, what: &str) -> String {
-        let (table, object_type, org) = match self {
-            Followees::Users => ("catalog_user", "user", ""),
-            Followees::Datasets => ("package", "dataset", ""),
-            Followees::Groups => ("catalog_group", "group", " AND o.is_organization = false"),
-            Followees::Organizations | Followees::All => {
-                ("catalog_group", "group", " AND o.is_organization = true")
-            }
+        let (live, object_type) = match self {
+            Followees::Users => (subquery::LIVE_USERS, "user"),
+            Followees::Datasets => (subquery::LIVE_PACKAGES, "dataset"),
+            Followees::Groups => (subquery::LIVE_GROUPS, "group"),
+            Followees::Organizations | Followees::All => (subquery::LIVE_ORGANIZATIONS, "group"),
         };
         format!(
-            "SELECT {what} FROM follower f JOIN {table} o ON o.id = f.object_id \
+            "SELECT {what} FROM follower f \
              WHERE f.follower_id = $1 AND f.object_type = '{object_type}' \
-             AND o.state <> 'deleted'{org}"
+             AND f.object_id IN ({live})"
         )
     }
 }
 
 /// `followee_count` and `*_followee_count`: how many objects of a kind a user follows, deleted
 /// ones left out. (CKAN 2.12 counts followed groups whatever the kind: see docs/API-COMPAT.md.)
-async fn followee_count(ctx: &mut ActionContext, p: Params, which: Followees) -> CkanResult<Value> {
-    let me = object_for_read(ctx, &p, Kind::User).await?;
+async fn followee_count(
+    ctx: &mut ActionContext,
+    id: Option<String>,
+    which: Followees,
+) -> CkanResult<Value> {
+    let me = object_for_read(ctx, id.as_deref(), Kind::User).await?;
     let mut total = 0i64;
     for kind in which.kinds() {
         let n: i64 = sqlx::query_scalar(&kind.sql("COUNT(*)"))
@@ -317,14 +338,14 @@ async fn followee_count(ctx: &mut ActionContext, p: Params, which: Followees) ->
 
 /// The followee lists' check, CKAN's `_followee_list`: a user may list what they follow, a
 /// sysadmin what anyone follows; nobody else, and never an anonymous caller.
-async fn may_list_followees(ctx: &mut ActionContext, p: &Params) -> CkanResult<()> {
+async fn may_list_followees(ctx: &mut ActionContext, id: Option<&str>) -> CkanResult<()> {
     if ctx.is_sysadmin() || ctx.ignore_auth {
         return Ok(());
     }
     let denied = || not_authorized("Not authorized");
     let me = ctx.user_id().map(str::to_string).ok_or_else(denied)?;
-    let requested = match id_param(p) {
-        Some(id) => ctx.user_row(&id).await?.map(|u| u.id),
+    let requested = match id {
+        Some(id) => ctx.user_row(id).await?.map(|u| u.id),
         None => None,
     };
     if requested.as_deref() == Some(me.as_str()) {
@@ -370,15 +391,15 @@ async fn followee_dict(
     }))
 }
 
-/// The objects of the kinds `which` covers that the user of `p`'s `id` follows, oldest follow
-/// first, each with its kind.
+/// The objects of the kinds `which` covers that the user `id` follows, oldest follow first,
+/// each with its kind.
 async fn followees(
     ctx: &mut ActionContext,
-    p: &Params,
+    id: Option<&str>,
     which: Followees,
 ) -> CkanResult<Vec<(Followees, Value)>> {
-    may_list_followees(ctx, p).await?;
-    let me = object_for_read(ctx, p, Kind::User).await?;
+    may_list_followees(ctx, id).await?;
+    let me = object_for_read(ctx, id, Kind::User).await?;
     let mut out = Vec::new();
     for kind in which.kinds() {
         let sql = format!(
@@ -399,17 +420,24 @@ async fn followees(
 }
 
 /// `user_/dataset_/group_/organization_followee_list`: the dicts of what a user follows.
-async fn followee_list(ctx: &mut ActionContext, p: Params, which: Followees) -> CkanResult<Value> {
-    let found = followees(ctx, &p, which).await?;
+async fn followee_list(
+    ctx: &mut ActionContext,
+    id: Option<String>,
+    which: Followees,
+) -> CkanResult<Value> {
+    let found = followees(ctx, id.as_deref(), which).await?;
     Ok(Value::Array(found.into_iter().map(|(_, d)| d).collect()))
 }
 
 /// `followee_list`: everything a user follows as `{type, display_name, dict}`, sorted by
 /// display name (code point order, as Python sorts), those whose display name starts with `q`
 /// (case-insensitive) when it is given.
-async fn all_followees(ctx: &mut ActionContext, p: Params, _: Followees) -> CkanResult<Value> {
-    let found = followees(ctx, &p, Followees::All).await?;
-    let q = opt_str(&p, "q").map(|q| q.trim().to_lowercase());
+async fn all_followees(
+    ctx: &mut ActionContext,
+    (id, q): (Option<String>, Option<Value>),
+) -> CkanResult<Value> {
+    let found = followees(ctx, id.as_deref(), Followees::All).await?;
+    let q = text(q.as_ref()).map(|q| q.trim().to_lowercase());
     let mut items: Vec<(String, Value)> = found
         .into_iter()
         .map(|(kind, d)| {
@@ -431,59 +459,134 @@ async fn all_followees(ctx: &mut ActionContext, p: Params, _: Followees) -> Ckan
     Ok(Value::Array(items.into_iter().map(|(_, v)| v).collect()))
 }
 
-/// Declares each follower action and its (open) auth function: the actions check the caller
+/// Declares each follower action (`read`/`write`, name, params struct, fn and its argument,
+/// help text, the doc of its `id`): the params struct, a module named after the action with its
+/// fn, and the registration with the (open) auth function; the actions check the caller
 /// themselves, in CKAN's order.
 macro_rules! follower_actions {
-    ($( $read:literal $name:literal $action:ident => $f:ident($kind:expr), $doc:literal; )*) => {
+    ($( $kind:ident $name:ident($params:ident) => $f:ident($arg:expr), $doc:literal, $id:literal; )*) => {
         $(
-            struct $action;
-
-            #[async_trait]
-            impl Action for $action {
-                fn side_effect_free(&self) -> bool {
-                    $read
-                }
-                fn doc(&self) -> &'static str {
-                    $doc
-                }
-                async fn run(&self, ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-                    ctx.check_access($name, &p).await?;
-                    $f(ctx, p, $kind).await
+            action_params! {
+                #[doc = $doc]
+                pub struct $params {
+                    #[doc = $id]
+                    id: Option<Value>,
                 }
             }
 
-            register_action!($name, $action);
-            register_auth!($name, crate::actions::ActivityShowAuth);
+            mod $name {
+                use super::*;
+
+                pub(super) async fn run(ctx: &mut ActionContext, p: $params) -> CkanResult<Value> {
+                    ctx.check_access(stringify!($name), &p.to_params()).await?;
+                    $f(ctx, id_param(p.id.as_ref()), $arg).await
+                }
+            }
         )*
+
+        register_typed_actions! {
+            $( $kind $name($params) => $name::run, auth = crate::actions::ActivityShowAuth; )*
+        }
     };
 }
 
 follower_actions! {
-    false "follow_user" FollowUser => follow(Kind::User), "Start following a user.\n\n:param id: the id or name of the user\n:rtype: dictionary (follower_id, object_id, datetime)";
-    false "follow_dataset" FollowDataset => follow(Kind::Dataset), "Start following a dataset.\n\n:param id: the id or name of the dataset\n:rtype: dictionary (follower_id, object_id, datetime)";
-    false "follow_group" FollowGroup => follow(Kind::Group), "Start following a group or organization.\n\n:param id: the id or name of the group\n:rtype: dictionary (follower_id, object_id, datetime)";
-    false "unfollow_user" UnfollowUser => unfollow(Kind::User), "Stop following a user.\n\n:param id: the id or name of the user";
-    false "unfollow_dataset" UnfollowDataset => unfollow(Kind::Dataset), "Stop following a dataset.\n\n:param id: the id or name of the dataset";
-    false "unfollow_group" UnfollowGroup => unfollow(Kind::Group), "Stop following a group or organization.\n\n:param id: the id or name of the group";
-    true "am_following_user" AmFollowingUser => am_following(Kind::User), "Return whether you follow a user.\n\n:param id: the id or name of the user\n:rtype: bool";
-    true "am_following_dataset" AmFollowingDataset => am_following(Kind::Dataset), "Return whether you follow a dataset.\n\n:param id: the id or name of the dataset\n:rtype: bool";
-    true "am_following_group" AmFollowingGroup => am_following(Kind::Group), "Return whether you follow a group or organization.\n\n:param id: the id or name of the group\n:rtype: bool";
-    true "user_follower_count" UserFollowerCount => follower_count(Kind::User), "Return how many users follow a user.\n\n:param id: the id or name of the user\n:rtype: int";
-    true "dataset_follower_count" DatasetFollowerCount => follower_count(Kind::Dataset), "Return how many users follow a dataset.\n\n:param id: the id or name of the dataset\n:rtype: int";
-    true "group_follower_count" GroupFollowerCount => follower_count(Kind::Group), "Return how many users follow a group.\n\n:param id: the id or name of the group\n:rtype: int";
-    true "organization_follower_count" OrganizationFollowerCount => follower_count(Kind::Group), "Return how many users follow an organization.\n\n:param id: the id or name of the organization\n:rtype: int";
-    true "user_follower_list" UserFollowerList => follower_list(Kind::User), "Return the users who follow a user. Sysadmins only.\n\n:param id: the id or name of the user\n:rtype: list of dictionaries";
-    true "dataset_follower_list" DatasetFollowerList => follower_list(Kind::Dataset), "Return the users who follow a dataset. Sysadmins only.\n\n:param id: the id or name of the dataset\n:rtype: list of dictionaries";
-    true "group_follower_list" GroupFollowerList => follower_list(Kind::Group), "Return the users who follow a group. Sysadmins only.\n\n:param id: the id or name of the group\n:rtype: list of dictionaries";
-    true "organization_follower_list" OrganizationFollowerList => follower_list(Kind::Group), "Return the users who follow an organization. Sysadmins only.\n\n:param id: the id or name of the organization\n:rtype: list of dictionaries";
-    true "followee_count" FolloweeCount => followee_count(Followees::All), "Return how many users, datasets, groups and organizations a user follows.\n\n:param id: the id or name of the user\n:rtype: int";
-    true "user_followee_count" UserFolloweeCount => followee_count(Followees::Users), "Return how many users a user follows.\n\n:param id: the id or name of the user\n:rtype: int";
-    true "dataset_followee_count" DatasetFolloweeCount => followee_count(Followees::Datasets), "Return how many datasets a user follows.\n\n:param id: the id or name of the user\n:rtype: int";
-    true "group_followee_count" GroupFolloweeCount => followee_count(Followees::Groups), "Return how many groups a user follows.\n\n:param id: the id or name of the user\n:rtype: int";
-    true "organization_followee_count" OrganizationFolloweeCount => followee_count(Followees::Organizations), "Return how many organizations a user follows.\n\n:param id: the id or name of the user\n:rtype: int";
-    true "followee_list" FolloweeList => all_followees(Followees::All), "Return everything a user follows: users, datasets, groups and organizations. Allowed for the user themself and sysadmins.\n\n:param id: the id or name of the user\n:param q: only objects whose display name starts with this (case-insensitive) (optional)\n:rtype: list of dictionaries, each with keys type, display_name and dict";
-    true "user_followee_list" UserFolloweeList => followee_list(Followees::Users), "Return the users a user follows. Allowed for the user themself and sysadmins.\n\n:param id: the id or name of the user\n:rtype: list of dictionaries";
-    true "dataset_followee_list" DatasetFolloweeList => followee_list(Followees::Datasets), "Return the datasets a user follows. Allowed for the user themself and sysadmins.\n\n:param id: the id or name of the user\n:rtype: list of dictionaries";
-    true "group_followee_list" GroupFolloweeList => followee_list(Followees::Groups), "Return the groups a user follows. Allowed for the user themself and sysadmins.\n\n:param id: the id or name of the user\n:rtype: list of dictionaries";
-    true "organization_followee_list" OrganizationFolloweeList => followee_list(Followees::Organizations), "Return the organizations a user follows. Allowed for the user themself and sysadmins.\n\n:param id: the id or name of the user\n:rtype: list of dictionaries";
+    write follow_user(FollowUserParams) => follow(Kind::User),
+        "Start following a user.\n\n:param id: the id or name of the user\n:rtype: dictionary (follower_id, object_id, datetime)",
+        "the id or name of the user";
+    write follow_dataset(FollowDatasetParams) => follow(Kind::Dataset),
+        "Start following a dataset.\n\n:param id: the id or name of the dataset\n:rtype: dictionary (follower_id, object_id, datetime)",
+        "the id or name of the dataset";
+    write follow_group(FollowGroupParams) => follow(Kind::Group),
+        "Start following a group or organization.\n\n:param id: the id or name of the group\n:rtype: dictionary (follower_id, object_id, datetime)",
+        "the id or name of the group";
+    write unfollow_user(UnfollowUserParams) => unfollow(Kind::User),
+        "Stop following a user.\n\n:param id: the id or name of the user",
+        "the id or name of the user";
+    write unfollow_dataset(UnfollowDatasetParams) => unfollow(Kind::Dataset),
+        "Stop following a dataset.\n\n:param id: the id or name of the dataset",
+        "the id or name of the dataset";
+    write unfollow_group(UnfollowGroupParams) => unfollow(Kind::Group),
+        "Stop following a group or organization.\n\n:param id: the id or name of the group",
+        "the id or name of the group";
+    read am_following_user(AmFollowingUserParams) => am_following(Kind::User),
+        "Return whether you follow a user.\n\n:param id: the id or name of the user\n:rtype: bool",
+        "the id or name of the user";
+    read am_following_dataset(AmFollowingDatasetParams) => am_following(Kind::Dataset),
+        "Return whether you follow a dataset.\n\n:param id: the id or name of the dataset\n:rtype: bool",
+        "the id or name of the dataset";
+    read am_following_group(AmFollowingGroupParams) => am_following(Kind::Group),
+        "Return whether you follow a group or organization.\n\n:param id: the id or name of the group\n:rtype: bool",
+        "the id or name of the group";
+    read user_follower_count(UserFollowerCountParams) => follower_count(Kind::User),
+        "Return how many users follow a user.\n\n:param id: the id or name of the user\n:rtype: int",
+        "the id or name of the user";
+    read dataset_follower_count(DatasetFollowerCountParams) => follower_count(Kind::Dataset),
+        "Return how many users follow a dataset.\n\n:param id: the id or name of the dataset\n:rtype: int",
+        "the id or name of the dataset";
+    read group_follower_count(GroupFollowerCountParams) => follower_count(Kind::Group),
+        "Return how many users follow a group.\n\n:param id: the id or name of the group\n:rtype: int",
+        "the id or name of the group";
+    read organization_follower_count(OrganizationFollowerCountParams) => follower_count(Kind::Group),
+        "Return how many users follow an organization.\n\n:param id: the id or name of the organization\n:rtype: int",
+        "the id or name of the organization";
+    read user_follower_list(UserFollowerListParams) => follower_list(Kind::User),
+        "Return the users who follow a user. Sysadmins only.\n\n:param id: the id or name of the user\n:rtype: list of dictionaries",
+        "the id or name of the user";
+    read dataset_follower_list(DatasetFollowerListParams) => follower_list(Kind::Dataset),
+        "Return the users who follow a dataset. Sysadmins only.\n\n:param id: the id or name of the dataset\n:rtype: list of dictionaries",
+        "the id or name of the dataset";
+    read group_follower_list(GroupFollowerListParams) => follower_list(Kind::Group),
+        "Return the users who follow a group. Sysadmins only.\n\n:param id: the id or name of the group\n:rtype: list of dictionaries",
+        "the id or name of the group";
+    read organization_follower_list(OrganizationFollowerListParams) => follower_list(Kind::Group),
+        "Return the users who follow an organization. Sysadmins only.\n\n:param id: the id or name of the organization\n:rtype: list of dictionaries",
+        "the id or name of the organization";
+    read followee_count(FolloweeCountParams) => followee_count(Followees::All),
+        "Return how many users, datasets, groups and organizations a user follows.\n\n:param id: the id or name of the user\n:rtype: int",
+        "the id or name of the user";
+    read user_followee_count(UserFolloweeCountParams) => followee_count(Followees::Users),
+        "Return how many users a user follows.\n\n:param id: the id or name of the user\n:rtype: int",
+        "the id or name of the user";
+    read dataset_followee_count(DatasetFolloweeCountParams) => followee_count(Followees::Datasets),
+        "Return how many datasets a user follows.\n\n:param id: the id or name of the user\n:rtype: int",
+        "the id or name of the user";
+    read group_followee_count(GroupFolloweeCountParams) => followee_count(Followees::Groups),
+        "Return how many groups a user follows.\n\n:param id: the id or name of the user\n:rtype: int",
+        "the id or name of the user";
+    read organization_followee_count(OrganizationFolloweeCountParams) => followee_count(Followees::Organizations),
+        "Return how many organizations a user follows.\n\n:param id: the id or name of the user\n:rtype: int",
+        "the id or name of the user";
+    read user_followee_list(UserFolloweeListParams) => followee_list(Followees::Users),
+        "Return the users a user follows. Allowed for the user themself and sysadmins.\n\n:param id: the id or name of the user\n:rtype: list of dictionaries",
+        "the id or name of the user";
+    read dataset_followee_list(DatasetFolloweeListParams) => followee_list(Followees::Datasets),
+        "Return the datasets a user follows. Allowed for the user themself and sysadmins.\n\n:param id: the id or name of the user\n:rtype: list of dictionaries",
+        "the id or name of the user";
+    read group_followee_list(GroupFolloweeListParams) => followee_list(Followees::Groups),
+        "Return the groups a user follows. Allowed for the user themself and sysadmins.\n\n:param id: the id or name of the user\n:rtype: list of dictionaries",
+        "the id or name of the user";
+    read organization_followee_list(OrganizationFolloweeListParams) => followee_list(Followees::Organizations),
+        "Return the organizations a user follows. Allowed for the user themself and sysadmins.\n\n:param id: the id or name of the user\n:rtype: list of dictionaries",
+        "the id or name of the user";
+}
+
+action_params! {
+    #[doc = "Return everything a user follows: users, datasets, groups and organizations. Allowed for the user themself and sysadmins.\n\n:param id: the id or name of the user\n:param q: only objects whose display name starts with this (case-insensitive) (optional)\n:rtype: list of dictionaries, each with keys type, display_name and dict"]
+    pub struct FolloweeListParams {
+        /// the id or name of the user
+        id: Option<Value>,
+        /// only the objects whose display name starts with this (case-insensitive)
+        q: Option<Value>,
+    }
+}
+
+/// `followee_list`, with the caller checked as the other follower actions are.
+async fn followee_list_action(ctx: &mut ActionContext, p: FolloweeListParams) -> CkanResult<Value> {
+    ctx.check_access("followee_list", &p.to_params()).await?;
+    all_followees(ctx, (id_param(p.id.as_ref()), p.q)).await
+}
+
+register_typed_actions! {
+    read followee_list(FolloweeListParams) => followee_list_action, auth = crate::actions::ActivityShowAuth;
 }

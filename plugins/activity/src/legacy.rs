@@ -6,7 +6,10 @@
 
 use std::collections::HashMap;
 
+use catalog_framework::params::opt_str;
 use catalog_framework::prelude::*;
+use catalog_framework::store::time::{format_iso, parse_iso};
+use catalog_framework::typed::InDict;
 
 use crate::actions::{caller_labels, check_activity_access, load};
 use crate::store::{self, ActivityRow, ListQuery, Scope};
@@ -244,7 +247,7 @@ action_params! {
     }
 }
 
-pub async fn activity_detail_list(
+pub(crate) async fn activity_detail_list(
     ctx: &mut ActionContext,
     p: ActivityDetailListParams,
 ) -> CkanResult<Value> {
@@ -566,77 +569,126 @@ struct HtmlVariant {
     plain: &'static str,
     context: &'static str,
     path: &'static str,
-    doc: &'static str,
 }
 
-#[async_trait]
-impl Action for HtmlVariant {
-    fn side_effect_free(&self) -> bool {
-        true
-    }
-    fn doc(&self) -> &'static str {
-        self.doc
-    }
-    async fn run(&self, ctx: &mut ActionContext, mut p: Params) -> CkanResult<Value> {
-        let offset = match p.get("offset") {
-            // The plain action checks it; this only places the snippet's links.
-            Some(Value::Number(n)) => n.as_i64().unwrap_or(0).max(0),
-            Some(Value::String(t)) => t.trim().parse::<i64>().unwrap_or(0).max(0),
-            _ => 0,
-        };
-        let id = match self.context {
-            "dashboard" => {
-                // CKAN takes the dashboard's user from the login, not from `id`.
-                p.remove("id");
-                ctx.user_name().to_string()
-            }
-            _ => opt_str(&p, "id").unwrap_or_default(),
-        };
-        let list = ctx.call(self.plain, p).await?;
-        let path = if self.path.contains("{id}") {
-            self.path.replace("{id}", &url_part(&id))
-        } else {
-            self.path.to_string()
-        };
-        render(
-            ctx,
-            &list,
-            Stream {
-                context: self.context,
-                path,
-                id,
-                offset,
-            },
-        )
-        .await
-    }
+/// Runs an `_html` variant on its parameters, which go to the plain action as sent (its params
+/// struct leaves them all in `__extras`: the plain action checks them).
+async fn html_variant(
+    ctx: &mut ActionContext,
+    mut p: Params,
+    variant: HtmlVariant,
+) -> CkanResult<Value> {
+    let offset = match p.get("offset") {
+        // The plain action checks it; this only places the snippet's links.
+        Some(Value::Number(n)) => n.as_i64().unwrap_or(0).max(0),
+        Some(Value::String(t)) => t.trim().parse::<i64>().unwrap_or(0).max(0),
+        _ => 0,
+    };
+    let id = match variant.context {
+        "dashboard" => {
+            // CKAN takes the dashboard's user from the login, not from `id`.
+            p.remove("id");
+            ctx.user_name().to_string()
+        }
+        _ => opt_str(&p, "id").unwrap_or_default(),
+    };
+    let list = ctx.call(variant.plain, p).await?;
+    let path = if variant.path.contains("{id}") {
+        variant.path.replace("{id}", &url_part(&id))
+    } else {
+        variant.path.to_string()
+    };
+    render(
+        ctx,
+        &list,
+        Stream {
+            context: variant.context,
+            path,
+            id,
+            offset,
+        },
+    )
+    .await
 }
 
+/// Declares each `_html` variant: its params struct (the plain action's parameters it
+/// documents, left in `__extras`), a module named after it with its fn, and its registration.
 macro_rules! html_variants {
-    ($( $name:literal => $plain:literal, $context:literal, $path:literal, $what:literal; )*) => {
+    ($(
+        $(#[doc = $doc:literal])*
+        $name:ident($params:ident) => $plain:literal, $context:literal, $path:literal { $($fields:tt)* }
+    )*) => {
         $(
-            register_action!($name, HtmlVariant {
-                plain: $plain,
-                context: $context,
-                path: $path,
-                doc: concat!(
-                    "Return ", $what, " as HTML: a snippet to include in a page, without header ",
-                    "or footer (CKAN 2.8's activity stream items). Takes the parameters of ",
-                    $plain, ", which decides who may see it.\n\n:rtype: string"
-                ),
-            });
-            register_auth!($name, crate::actions::ActivityShowAuth);
+            action_params! {
+                $(#[doc = $doc])*
+                pub struct $params {
+                    $($fields)*
+                    /// where the plain action's list starts (the snippet's links follow it)
+                    offset: InDict<Natural>,
+                    /// how many activities (as the plain action takes it)
+                    limit: InDict<Natural>,
+                }
+            }
+
+            mod $name {
+                use super::*;
+
+                pub(super) async fn run(ctx: &mut ActionContext, p: $params) -> CkanResult<Value> {
+                    let variant = HtmlVariant {
+                        plain: $plain,
+                        context: $context,
+                        path: $path,
+                    };
+                    html_variant(ctx, p.__extras, variant).await
+                }
+            }
         )*
+
+        register_typed_actions! {
+            $( read $name($params) => $name::run, auth = crate::actions::ActivityShowAuth; )*
+        }
     };
 }
 
 html_variants! {
-    "package_activity_list_html" => "package_activity_list", "package", "/dataset/activity/{id}", "a dataset's activity stream";
-    "group_activity_list_html" => "group_activity_list", "group", "/group/activity/{id}", "a group's activity stream";
-    "organization_activity_list_html" => "organization_activity_list", "organization", "/organization/activity/{id}", "an organization's activity stream";
-    "user_activity_list_html" => "user_activity_list", "user", "/user/activity/{id}", "a user's activity stream";
-    "recently_changed_packages_activity_list_html" => "recently_changed_packages_activity_list", "package", "/dataset/activity", "the site's recent dataset activity";
-    "dashboard_activity_list_html" => "dashboard_activity_list", "dashboard", "/dashboard", "your dashboard's activity stream";
+    #[doc = "Return a dataset's activity stream as HTML: a snippet to include in a page, \
+             without header or footer (CKAN 2.8's activity stream items). Takes the parameters \
+             of package_activity_list, which decides who may see it.\n\n:rtype: string"]
+    package_activity_list_html(PackageActivityListHtmlParams) => "package_activity_list", "package", "/dataset/activity/{id}" {
+        /// the id or name of the dataset
+        id: InDict<String>,
+    }
+    #[doc = "Return a group's activity stream as HTML: a snippet to include in a page, \
+             without header or footer (CKAN 2.8's activity stream items). Takes the parameters \
+             of group_activity_list, which decides who may see it.\n\n:rtype: string"]
+    group_activity_list_html(GroupActivityListHtmlParams) => "group_activity_list", "group", "/group/activity/{id}" {
+        /// the id or name of the group
+        id: InDict<String>,
+    }
+    #[doc = "Return an organization's activity stream as HTML: a snippet to include in a \
+             page, without header or footer (CKAN 2.8's activity stream items). Takes the \
+             parameters of organization_activity_list, which decides who may see it.\n\n\
+             :rtype: string"]
+    organization_activity_list_html(OrganizationActivityListHtmlParams) => "organization_activity_list", "organization", "/organization/activity/{id}" {
+        /// the id or name of the organization
+        id: InDict<String>,
+    }
+    #[doc = "Return a user's activity stream as HTML: a snippet to include in a page, without \
+             header or footer (CKAN 2.8's activity stream items). Takes the parameters of \
+             user_activity_list, which decides who may see it.\n\n:rtype: string"]
+    user_activity_list_html(UserActivityListHtmlParams) => "user_activity_list", "user", "/user/activity/{id}" {
+        /// the id or name of the user
+        id: InDict<String>,
+    }
+    #[doc = "Return the site's recent dataset activity as HTML: a snippet to include in a \
+             page, without header or footer (CKAN 2.8's activity stream items). Takes the \
+             parameters of recently_changed_packages_activity_list, which decides who may see \
+             it.\n\n:rtype: string"]
+    recently_changed_packages_activity_list_html(RecentlyChangedPackagesActivityListHtmlParams) => "recently_changed_packages_activity_list", "package", "/dataset/activity" {}
+    #[doc = "Return your dashboard's activity stream as HTML: a snippet to include in a page, \
+             without header or footer (CKAN 2.8's activity stream items). Takes the parameters \
+             of dashboard_activity_list, which decides who may see it.\n\n:rtype: string"]
+    dashboard_activity_list_html(DashboardActivityListHtmlParams) => "dashboard_activity_list", "dashboard", "/dashboard" {}
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -701,7 +753,10 @@ action_params! {
     }
 }
 
-pub async fn revision_list(ctx: &mut ActionContext, p: RevisionListParams) -> CkanResult<Value> {
+pub(crate) async fn revision_list(
+    ctx: &mut ActionContext,
+    p: RevisionListParams,
+) -> CkanResult<Value> {
     ctx.check_access("revision_list", &p.__extras).await?;
     let since = match (
         p.since_id.filter(|s| !s.is_empty()),
@@ -757,7 +812,10 @@ action_params! {
     }
 }
 
-pub async fn revision_show(ctx: &mut ActionContext, p: RevisionShowParams) -> CkanResult<Value> {
+pub(crate) async fn revision_show(
+    ctx: &mut ActionContext,
+    p: RevisionShowParams,
+) -> CkanResult<Value> {
     let a = load(ctx, &p.id).await?;
     let head = a.clone();
     let data = data_of_one(ctx, a).await?;
@@ -800,7 +858,7 @@ action_params! {
     }
 }
 
-pub async fn package_revision_list(
+pub(crate) async fn package_revision_list(
     ctx: &mut ActionContext,
     p: PackageRevisionListParams,
 ) -> CkanResult<Value> {
@@ -840,14 +898,14 @@ async fn group_revisions(
     object_revisions(ctx, &g.id).await
 }
 
-pub async fn group_revision_list(
+pub(crate) async fn group_revision_list(
     ctx: &mut ActionContext,
     p: GroupRevisionListParams,
 ) -> CkanResult<Value> {
     group_revisions(ctx, &p.id, p.__extras, "group_revision_list").await
 }
 
-pub async fn organization_revision_list(
+pub(crate) async fn organization_revision_list(
     ctx: &mut ActionContext,
     p: OrganizationRevisionListParams,
 ) -> CkanResult<Value> {
@@ -855,12 +913,12 @@ pub async fn organization_revision_list(
 }
 
 register_typed_actions! {
-    true "activity_detail_list" ActivityDetailList(ActivityDetailListParams) => activity_detail_list;
-    true "revision_list" RevisionList(RevisionListParams) => revision_list;
-    true "revision_show" RevisionShow(RevisionShowParams) => revision_show;
-    true "package_revision_list" PackageRevisionList(PackageRevisionListParams) => package_revision_list;
-    true "group_revision_list" GroupRevisionList(GroupRevisionListParams) => group_revision_list;
-    true "organization_revision_list" OrganizationRevisionList(OrganizationRevisionListParams) => organization_revision_list;
+    read activity_detail_list(ActivityDetailListParams) => activity_detail_list;
+    read revision_list(RevisionListParams) => revision_list;
+    read revision_show(RevisionShowParams) => revision_show;
+    read package_revision_list(PackageRevisionListParams) => package_revision_list;
+    read group_revision_list(GroupRevisionListParams) => group_revision_list;
+    read organization_revision_list(OrganizationRevisionListParams) => organization_revision_list;
 }
 
 register_auth!("activity_detail_list", crate::actions::ActivityShowAuth);

@@ -4,6 +4,7 @@
 //! copy first ([`store::delete`]).
 
 use catalog_framework::prelude::*;
+use catalog_framework::store::time::{format_iso, parse_iso};
 
 use crate::store::{self, Selection};
 
@@ -65,7 +66,7 @@ action_params! {
     }
 }
 
-pub async fn activity_delete(
+pub(crate) async fn activity_delete(
     ctx: &mut ActionContext,
     p: ActivityDeleteParams,
 ) -> CkanResult<Value> {
@@ -159,7 +160,7 @@ action_params! {
     }
 }
 
-pub async fn activity_delete_all(
+pub(crate) async fn activity_delete_all(
     ctx: &mut ActionContext,
     p: ActivityDeleteAllParams,
 ) -> CkanResult<Value> {
@@ -183,7 +184,7 @@ action_params! {
     pub struct ActivityDeleteCountsParams {}
 }
 
-pub async fn activity_delete_counts(
+pub(crate) async fn activity_delete_counts(
     ctx: &mut ActionContext,
     p: ActivityDeleteCountsParams,
 ) -> CkanResult<Value> {
@@ -200,7 +201,7 @@ pub async fn activity_delete_counts(
 }
 
 register_typed_actions! {
-    false "activity_delete" ActivityDelete(ActivityDeleteParams) => activity_delete, auth = SysadminOnly;
-    false "activity_delete_all" ActivityDeleteAll(ActivityDeleteAllParams) => activity_delete_all, auth = SysadminOnly;
-    false "activity_delete_counts" ActivityDeleteCounts(ActivityDeleteCountsParams) => activity_delete_counts, auth = SysadminOnly;
+    write activity_delete(ActivityDeleteParams) => activity_delete, auth = SysadminOnly;
+    write activity_delete_all(ActivityDeleteAllParams) => activity_delete_all, auth = SysadminOnly;
+    write activity_delete_counts(ActivityDeleteCountsParams) => activity_delete_counts, auth = SysadminOnly;
 }

@@ -7,7 +7,7 @@ use catalog_framework::prelude::*;
 use crate::store::{self, NewActivity};
 
 /// The event subscriber that writes the activities.
-pub struct RecordActivity;
+pub(crate) struct RecordActivity;
 
 /// The activity of an event: its type, its data and, for datasets, its permission labels.
 struct Recorded {

@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 
 use catalog_framework::prelude::*;
-use catalog_framework::store::placeholders;
+use catalog_framework::store::time::{format_iso, now_iso};
+use catalog_framework::store::RowExt;
+use catalog_framework::store::{placeholders, subquery};
 use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
@@ -12,7 +14,7 @@ use crate::patch::{self, SNAPSHOT_EVERY};
 
 /// An activity as it is stored.
 #[derive(Clone)]
-pub struct ActivityRow {
+pub(crate) struct ActivityRow {
     pub seq: i64,
     pub id: String,
     pub timestamp: String,
@@ -49,7 +51,7 @@ impl ActivityRow {
     }
 
     /// CKAN's activity dict, in CKAN's key order.
-    pub fn to_dict(&self, data: Value) -> Value {
+    pub(crate) fn to_dict(&self, data: Value) -> Value {
         json!({
             "id": self.id,
             "timestamp": self.timestamp,
@@ -63,7 +65,7 @@ impl ActivityRow {
 }
 
 /// A new activity.
-pub struct NewActivity<'a> {
+pub(crate) struct NewActivity<'a> {
     pub user_id: Option<&'a str>,
     pub object_id: &'a str,
     pub activity_type: &'a str,
@@ -86,7 +88,7 @@ fn kind_pattern(activity_type: &str) -> String {
 /// update that changed nothing). Its data is stored as a patch against the previous activity
 /// when that is smaller and the chain of patches since the last whole copy is shorter than
 /// [`SNAPSHOT_EVERY`]. Returns whether it wrote.
-pub async fn insert(
+pub(crate) async fn insert(
     conn: &mut AnyConnection,
     a: &NewActivity<'_>,
     skip_if_same: bool,
@@ -156,7 +158,7 @@ fn same_but_modified(a: &Value, b: &Value) -> bool {
 }
 
 /// Whose activities a list shows.
-pub enum Scope<'a> {
+pub(crate) enum Scope<'a> {
     /// One object's (a dataset's).
     Object(&'a str),
     /// A group's own, and those of the public datasets that are its members now (active
@@ -179,7 +181,7 @@ pub enum Scope<'a> {
 /// A page of activities, newest first, `offset` and `limit` applied, with CKAN's `before` /
 /// `after` semantics: with `after` alone the oldest activities after it are taken (then shown
 /// newest first).
-pub struct ListQuery<'a> {
+pub(crate) struct ListQuery<'a> {
     pub scope: Scope<'a>,
     pub offset: i64,
     pub limit: Option<i64>,
@@ -198,21 +200,16 @@ pub struct ListQuery<'a> {
     pub exclude_users: Option<&'a [String]>,
 }
 
-pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec<ActivityRow>> {
+pub(crate) async fn list(
+    conn: &mut AnyConnection,
+    q: &ListQuery<'_>,
+) -> CkanResult<Vec<ActivityRow>> {
     let mut binds: Vec<String> = Vec::new();
     let bind = |v: &str, binds: &mut Vec<String>| {
         binds.push(v.to_string());
         format!("${}", binds.len())
     };
-    // Public datasets that are members of the groups `groups` (`= $1`, `IN (…)`) now (active members of active datasets,
-    // or deleted memberships of deleted ones), as CKAN's `_group_activity_query`.
-    let group_datasets = |groups: &str| {
-        format!(
-            "SELECT p.id FROM member m JOIN package p ON p.id = m.table_id \
-             WHERE m.group_id {groups} AND m.table_name = 'package' AND p.private = false \
-             AND ((m.state = 'active' AND p.state = 'active') OR (m.state = 'deleted' AND p.state = 'deleted'))"
-        )
-    };
+    let group_datasets = subquery::group_public_datasets;
     // Each scope is one or more conditions on `a`, the activity table: the activities of a
     // scope are those any condition selects.
     let branches: Vec<String> = match q.scope {
@@ -228,7 +225,10 @@ pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec
             let ph = bind(id, &mut binds);
             vec![
                 format!("a.object_id = {ph}"),
-                format!("a.object_id IN (SELECT id FROM package WHERE owner_org = {ph} AND private = false)"),
+                format!(
+                    "a.object_id IN ({})",
+                    subquery::organization_public_datasets(&format!("= {ph}"))
+                ),
             ]
         }
         Scope::User(id) => {
@@ -273,7 +273,8 @@ pub async fn list(conn: &mut AnyConnection, q: &ListQuery<'_>) -> CkanResult<Vec
                     group_datasets(&format!("IN ({groups})"))
                 ));
                 branches.push(format!(
-                    "a.object_id IN (SELECT id FROM package WHERE owner_org IN ({groups}) AND private = false)"
+                    "a.object_id IN ({})",
+                    subquery::organization_public_datasets(&format!("IN ({groups})"))
                 ));
             }
             branches
@@ -403,7 +404,10 @@ async fn followees(conn: &mut AnyConnection, me: &str) -> CkanResult<Followed> {
 }
 
 /// One activity by id.
-pub async fn activity_by_id(conn: &mut AnyConnection, id: &str) -> CkanResult<Option<ActivityRow>> {
+pub(crate) async fn activity_by_id(
+    conn: &mut AnyConnection,
+    id: &str,
+) -> CkanResult<Option<ActivityRow>> {
     Ok(
         sqlx::query(&format!("SELECT {COLS} FROM activity WHERE id = $1"))
             .bind(id)
@@ -416,7 +420,7 @@ pub async fn activity_by_id(conn: &mut AnyConnection, id: &str) -> CkanResult<Op
 
 /// The activity of the same object and kind (a dataset's package activities, its resource
 /// view activities) just before `a`, if any.
-pub async fn previous(
+pub(crate) async fn previous(
     conn: &mut AnyConnection,
     a: &ActivityRow,
 ) -> CkanResult<Option<ActivityRow>> {
@@ -435,7 +439,7 @@ pub async fn previous(
 
 /// The data of each activity, rebuilt from the whole copies and patches of its chain: one
 /// statement per round of missing ancestors (at most [`SNAPSHOT_EVERY`] rounds).
-pub async fn data_of(
+pub(crate) async fn data_of(
     conn: &mut AnyConnection,
     rows: Vec<ActivityRow>,
 ) -> CkanResult<HashMap<i64, Value>> {
@@ -512,7 +516,7 @@ fn rebuild(
 
 /// Which activities a deletion removes: a condition on the `activity` table, written for a
 /// given alias of it, and the values of its `$N` placeholders.
-pub struct Selection {
+pub(crate) struct Selection {
     pub condition: fn(&str) -> String,
     pub binds: Vec<String>,
     /// Keep this many of each object's newest activities (`keep`), whatever the condition.
@@ -544,7 +548,7 @@ impl Selection {
 }
 
 /// How many activities a selection holds.
-pub async fn count(conn: &mut AnyConnection, s: &Selection) -> CkanResult<i64> {
+pub(crate) async fn count(conn: &mut AnyConnection, s: &Selection) -> CkanResult<i64> {
     let sql = format!(
         "SELECT COUNT(*) AS n FROM activity WHERE {}",
         s.sql("activity")
@@ -558,7 +562,7 @@ pub async fn count(conn: &mut AnyConnection, s: &Selection) -> CkanResult<i64> {
 /// Deletes the selected activities and returns how many. An activity that stays but whose data
 /// is a patch against a deleted one is first rewritten as a whole copy, so every remaining
 /// activity still reads back exactly.
-pub async fn delete(conn: &mut AnyConnection, s: &Selection) -> CkanResult<u64> {
+pub(crate) async fn delete(conn: &mut AnyConnection, s: &Selection) -> CkanResult<u64> {
     let orphans = format!(
         "SELECT c.seq FROM activity c JOIN activity d ON d.seq = c.base_seq \
          WHERE {} AND NOT ({})",
@@ -604,7 +608,7 @@ pub async fn delete(conn: &mut AnyConnection, s: &Selection) -> CkanResult<u64> 
 }
 
 /// How many activities are older than 1, 30 and 365 days, and how many there are.
-pub async fn age_counts(
+pub(crate) async fn age_counts(
     conn: &mut AnyConnection,
     now: chrono::NaiveDateTime,
 ) -> CkanResult<[i64; 4]> {

@@ -9,91 +9,21 @@ use catalog_plugin_core as _;
 use catalog_plugin_schema as _;
 use catalog_plugin_search_tantivy as _;
 
-use catalog_framework::prelude::{ActionContext, AppState, CkanError, Config, Principal, RowExt};
-use catalog_framework::testkit::ScratchDb;
+use catalog_framework::prelude::Config;
+use catalog_framework::store::RowExt;
+use catalog_host::testkit::{postgres, StoreKind, TestApp};
 use serde_json::{json, Value};
 
-struct TestApp {
-    app: AppState,
-    admin: Principal,
-    _dir: tempfile::TempDir,
-    _db: Option<ScratchDb>,
+async fn start(kind: StoreKind) -> TestApp {
+    start_with(kind, |_| {}).await
 }
 
-impl TestApp {
-    async fn start(postgres: bool) -> TestApp {
-        TestApp::start_with(postgres, |_| {}).await
-    }
-
-    async fn start_with(postgres: bool, configure: impl FnOnce(&mut Config)) -> TestApp {
-        let dir = tempfile::tempdir().unwrap();
-        let (url, db) = if postgres {
-            let db = ScratchDb::create("catalog_activity")
-                .await
-                .expect("PostgreSQL at 127.0.0.1:5432");
-            (db.url.clone(), Some(db))
-        } else {
-            (
-                catalog_framework::host::Store::sqlite_url_in(dir.path()),
-                None,
-            )
-        };
-        let mut config = Config::default();
+async fn start_with(kind: StoreKind, configure: impl FnOnce(&mut Config)) -> TestApp {
+    TestApp::start_with(kind, |config| {
         config.catalog.auth.create_unowned_dataset = true;
-        configure(&mut config);
-        let app = catalog_framework::host::build_app(config, &url, dir.path().into())
-            .await
-            .unwrap();
-        let admin = user(&app, "admin", true).await;
-        TestApp {
-            app,
-            admin,
-            _dir: dir,
-            _db: db,
-        }
-    }
-
-    async fn call(
-        &self,
-        who: Option<&Principal>,
-        action: &str,
-        p: Value,
-    ) -> Result<Value, CkanError> {
-        ActionContext::new(self.app.clone(), who.cloned())
-            .run_top(action, p.as_object().cloned().unwrap_or_default())
-            .await
-    }
-
-    async fn ok(&self, who: Option<&Principal>, action: &str, p: Value) -> Value {
-        self.call(who, action, p)
-            .await
-            .unwrap_or_else(|e| panic!("{action}: {}", e.to_error_object()))
-    }
-
-    async fn err(&self, who: Option<&Principal>, action: &str, p: Value) -> Value {
-        match self.call(who, action, p).await {
-            Ok(v) => panic!("{action} succeeded: {v}"),
-            Err(e) => e.to_error_object(),
-        }
-    }
-}
-
-async fn user(app: &AppState, name: &str, sysadmin: bool) -> Principal {
-    let u = catalog_plugin_core::admin::create_user(
-        app,
-        name,
-        &format!("{name}@example.org"),
-        "pass1234",
-        sysadmin,
-    )
+        configure(config);
+    })
     .await
-    .unwrap();
-    Principal {
-        id: u["id"].as_str().unwrap().to_string(),
-        name: name.into(),
-        sysadmin,
-        state: "active".into(),
-    }
 }
 
 fn types(list: &Value) -> Vec<&str> {
@@ -104,14 +34,12 @@ fn types(list: &Value) -> Vec<&str> {
         .collect()
 }
 
-async fn scenario(postgres: bool) {
-    let t = TestApp::start(postgres).await;
+async fn scenario(kind: StoreKind) {
+    let t = start(kind).await;
     let admin = Some(&t.admin);
-    t.ok(admin, "organization_create", json!({"name": "office"}))
-        .await;
+    t.ok("organization_create", json!({"name": "office"})).await;
     let created = t
         .ok(
-            admin,
             "package_create",
             json!({"name": "roads", "owner_org": "office", "notes": "n".repeat(4000),
                    "resources": [{"url": "http://x/a.csv", "name": "a"}]}),
@@ -121,7 +49,6 @@ async fn scenario(postgres: bool) {
     for i in 0..20 {
         versions.push(
             t.ok(
-                admin,
                 "package_patch",
                 json!({"id": "roads", "title": format!("Roads {i}")}),
             )
@@ -129,17 +56,16 @@ async fn scenario(postgres: bool) {
         );
     }
     t.ok(
-        admin,
         "resource_create",
         json!({"package_id": "roads", "url": "http://x/b.csv", "name": "b"}),
     )
     .await;
     // An update that changes nothing records nothing.
-    let same = t.ok(admin, "package_show", json!({"id": "roads"})).await;
-    t.ok(admin, "package_update", same.clone()).await;
+    let same = t.ok("package_show", json!({"id": "roads"})).await;
+    t.ok("package_update", same.clone()).await;
 
     let all = t
-        .ok(
+        .ok_as(
             None,
             "package_activity_list",
             json!({"id": "roads", "limit": 100}),
@@ -175,7 +101,7 @@ async fn scenario(postgres: bool) {
 
     // Paging, the default limit and the filters.
     let page = t
-        .ok(
+        .ok_as(
             None,
             "package_activity_list",
             json!({"id": "roads", "offset": 20, "limit": 5}),
@@ -183,11 +109,11 @@ async fn scenario(postgres: bool) {
         .await;
     assert_eq!(types(&page), ["changed package", "new package"]);
     let default = t
-        .ok(None, "package_activity_list", json!({"id": "roads"}))
+        .ok_as(None, "package_activity_list", json!({"id": "roads"}))
         .await;
     assert_eq!(default.as_array().unwrap().len(), 22);
     let only_new = t
-        .ok(
+        .ok_as(
             None,
             "package_activity_list",
             json!({"id": "roads", "activity_types": ["new package"]}),
@@ -195,7 +121,7 @@ async fn scenario(postgres: bool) {
         .await;
     assert_eq!(types(&only_new), ["new package"]);
     let not_changed = t
-        .ok(
+        .ok_as(
             None,
             "package_activity_list",
             json!({"id": "roads", "exclude_activity_types": ["changed package"]}),
@@ -203,7 +129,7 @@ async fn scenario(postgres: bool) {
         .await;
     assert_eq!(types(&not_changed), ["new package"]);
     let future = t
-        .ok(
+        .ok_as(
             None,
             "package_activity_list",
             json!({"id": "roads", "after": 4102444800u64}),
@@ -211,7 +137,7 @@ async fn scenario(postgres: bool) {
         .await;
     assert_eq!(future, json!([]));
     let before = t
-        .ok(
+        .ok_as(
             None,
             "package_activity_list",
             json!({"id": "roads", "before": 4102444800u64, "limit": 1}),
@@ -272,7 +198,6 @@ async fn scenario(postgres: bool) {
     // A private dataset's activity: its organization's members and sysadmins only.
     let private = t
         .ok(
-            admin,
             "package_create",
             json!({"name": "secret", "owner_org": "office", "private": true}),
         )
@@ -281,9 +206,7 @@ async fn scenario(postgres: bool) {
         .err(None, "package_activity_list", json!({"id": "secret"}))
         .await;
     assert_eq!(e["__type"], "Authorization Error");
-    let listed = t
-        .ok(admin, "package_activity_list", json!({"id": "secret"}))
-        .await;
+    let listed = t.ok("package_activity_list", json!({"id": "secret"})).await;
     assert_eq!(
         listed[0]["permission_labels"],
         json!([format!("member-{}", private["owner_org"].as_str().unwrap())])
@@ -296,16 +219,13 @@ async fn scenario(postgres: bool) {
         e["message"],
         "Access denied: Unauthorized to view activity data"
     );
-    let shown = t
-        .ok(admin, "activity_show", json!({"id": activity_id}))
-        .await;
+    let shown = t.ok("activity_show", json!({"id": activity_id})).await;
     assert_eq!(shown, listed[0]);
 
     // The organization's stream: its own and its public datasets' activities, never a
     // private dataset's (not even for a sysadmin, as in CKAN).
     let org_list = t
         .ok(
-            admin,
             "organization_activity_list",
             json!({"id": "office", "limit": 100}),
         )
@@ -336,16 +256,14 @@ async fn scenario(postgres: bool) {
     assert_eq!(e["__type"], "Not Found Error");
 
     // A group's stream: its own and its member datasets'.
-    t.ok(admin, "group_create", json!({"name": "transport"}))
-        .await;
+    t.ok("group_create", json!({"name": "transport"})).await;
     t.ok(
-        admin,
         "package_patch",
         json!({"id": "roads", "groups": [{"name": "transport"}]}),
     )
     .await;
     let group_list = t
-        .ok(
+        .ok_as(
             None,
             "group_activity_list",
             json!({"id": "transport", "limit": 3}),
@@ -356,18 +274,14 @@ async fn scenario(postgres: bool) {
 
     // The user's stream and the recently changed datasets, filtered by the caller's labels.
     let by_admin_anon = t
-        .ok(
+        .ok_as(
             None,
             "user_activity_list",
             json!({"id": "admin", "limit": 100}),
         )
         .await;
     let by_admin_sys = t
-        .ok(
-            admin,
-            "user_activity_list",
-            json!({"id": "admin", "limit": 100}),
-        )
+        .ok("user_activity_list", json!({"id": "admin", "limit": 100}))
         .await;
     let secret_rows = |list: &Value| {
         list.as_array()
@@ -383,7 +297,7 @@ async fn scenario(postgres: bool) {
         by_admin_anon.as_array().unwrap().len() + 1
     );
     let recent_anon = t
-        .ok(
+        .ok_as(
             None,
             "recently_changed_packages_activity_list",
             json!({"limit": 100}),
@@ -391,7 +305,6 @@ async fn scenario(postgres: bool) {
         .await;
     let recent_sys = t
         .ok(
-            admin,
             "recently_changed_packages_activity_list",
             json!({"limit": 100}),
         )
@@ -404,7 +317,7 @@ async fn scenario(postgres: bool) {
     // activity_show / activity_data_show on a public dataset.
     let id = all[0]["id"].as_str().unwrap();
     assert_eq!(
-        t.ok(
+        t.ok_as(
             None,
             "activity_show",
             json!({"id": id, "include_data": false})
@@ -412,14 +325,13 @@ async fn scenario(postgres: bool) {
         .await,
         all[0]
     );
-    let bob = user(&t.app, "bob", false).await;
+    let bob = t.user("bob").await;
     let e = t
         .err(Some(&bob), "activity_data_show", json!({"id": id}))
         .await;
     assert_eq!(e["__type"], "Authorization Error");
     assert_eq!(
         t.ok(
-            admin,
             "activity_data_show",
             json!({"id": id, "object_type": "package"})
         )
@@ -442,7 +354,6 @@ async fn scenario(postgres: bool) {
 
     // Groups, organizations and users record their own activities.
     t.ok(
-        admin,
         "user_create",
         json!({"name": "carol", "email": "carol@example.org", "password": "pass12345"}),
     )
@@ -465,27 +376,26 @@ async fn scenario(postgres: bool) {
 
     // Followers.
     let f = t
-        .ok(Some(&bob), "follow_dataset", json!({"id": "roads"}))
+        .ok_as(Some(&bob), "follow_dataset", json!({"id": "roads"}))
         .await;
     assert_eq!(f["follower_id"], json!(bob.id));
     assert_eq!(f["object_id"], created["id"]);
     let again = t
-        .ok(Some(&bob), "follow_dataset", json!({"id": "roads"}))
+        .ok_as(Some(&bob), "follow_dataset", json!({"id": "roads"}))
         .await;
     assert_eq!(again, f, "following again returns the same record");
     assert_eq!(
-        t.ok(None, "dataset_follower_count", json!({"id": "roads"}))
+        t.ok_as(None, "dataset_follower_count", json!({"id": "roads"}))
             .await,
         json!(1)
     );
     assert_eq!(
-        t.ok(Some(&bob), "am_following_dataset", json!({"id": "roads"}))
+        t.ok_as(Some(&bob), "am_following_dataset", json!({"id": "roads"}))
             .await,
         json!(true)
     );
     assert_eq!(
-        t.ok(admin, "am_following_dataset", json!({"id": "roads"}))
-            .await,
+        t.ok("am_following_dataset", json!({"id": "roads"})).await,
         json!(false)
     );
     let e = t.err(None, "follow_dataset", json!({"id": "roads"})).await;
@@ -513,23 +423,21 @@ async fn scenario(postgres: bool) {
         e["message"],
         "Error validating the schema of the user to follow."
     );
-    t.ok(Some(&bob), "follow_user", json!({"id": "admin"}))
+    t.ok_as(Some(&bob), "follow_user", json!({"id": "admin"}))
         .await;
-    t.ok(Some(&bob), "follow_group", json!({"id": "office"}))
+    t.ok_as(Some(&bob), "follow_group", json!({"id": "office"}))
         .await;
     assert_eq!(
-        t.ok(None, "user_follower_count", json!({"id": "admin"}))
+        t.ok_as(None, "user_follower_count", json!({"id": "admin"}))
             .await,
         json!(1)
     );
     assert_eq!(
-        t.ok(None, "organization_follower_count", json!({"id": "office"}))
+        t.ok_as(None, "organization_follower_count", json!({"id": "office"}))
             .await,
         json!(1)
     );
-    let followers = t
-        .ok(admin, "user_follower_list", json!({"id": "admin"}))
-        .await;
+    let followers = t.ok("user_follower_list", json!({"id": "admin"})).await;
     assert_eq!(followers.as_array().unwrap().len(), 1);
     assert_eq!(followers[0]["name"], "bob");
     let keys: Vec<&String> = followers[0].as_object().unwrap().keys().collect();
@@ -552,7 +460,7 @@ async fn scenario(postgres: bool) {
         ("group_followee_count", 0),
     ] {
         assert_eq!(
-            t.ok(None, action, json!({"id": "bob"})).await,
+            t.ok_as(None, action, json!({"id": "bob"})).await,
             json!(n),
             "{action}"
         );
@@ -570,18 +478,18 @@ async fn scenario(postgres: bool) {
         .await;
     assert_eq!(e["message"], "Access denied");
     assert_eq!(
-        t.ok(Some(&bob), "unfollow_dataset", json!({"id": "roads"}))
+        t.ok_as(Some(&bob), "unfollow_dataset", json!({"id": "roads"}))
             .await,
         Value::Null
     );
     assert_eq!(
-        t.ok(Some(&bob), "unfollow_dataset", json!({"id": "roads"}))
+        t.ok_as(Some(&bob), "unfollow_dataset", json!({"id": "roads"}))
             .await,
         Value::Null,
         "unfollowing what one does not follow is not an error"
     );
     assert_eq!(
-        t.ok(None, "dataset_follower_count", json!({"id": "roads"}))
+        t.ok_as(None, "dataset_follower_count", json!({"id": "roads"}))
             .await,
         json!(0)
     );
@@ -595,13 +503,12 @@ async fn scenario(postgres: bool) {
 
     // Bob's dashboard: his own stream and that of admin and office, whom he follows.
     t.ok(
-        admin,
         "package_patch",
         json!({"id": "roads", "title": "Seen by bob"}),
     )
     .await;
     let dash = t
-        .ok(Some(&bob), "dashboard_activity_list", json!({"limit": 100}))
+        .ok_as(Some(&bob), "dashboard_activity_list", json!({"limit": 100}))
         .await;
     assert_eq!(dash[0]["activity_type"], "changed package");
     assert_eq!(dash[0]["data"]["package"]["title"], "Seen by bob");
@@ -624,17 +531,17 @@ async fn scenario(postgres: bool) {
         .expect("bob's own new user activity");
     assert_eq!(own["is_new"], false);
     assert_eq!(
-        t.ok(Some(&bob), "dashboard_new_activities_count", json!({}))
+        t.ok_as(Some(&bob), "dashboard_new_activities_count", json!({}))
             .await,
         json!(1)
     );
     assert_eq!(
-        t.ok(Some(&bob), "dashboard_mark_activities_old", json!({}))
+        t.ok_as(Some(&bob), "dashboard_mark_activities_old", json!({}))
             .await,
         Value::Null
     );
     assert_eq!(
-        t.ok(Some(&bob), "dashboard_new_activities_count", json!({}))
+        t.ok_as(Some(&bob), "dashboard_new_activities_count", json!({}))
             .await,
         json!(0)
     );
@@ -645,13 +552,9 @@ async fn scenario(postgres: bool) {
     );
 
     // A deleted dataset's last activity.
-    t.ok(admin, "package_delete", json!({"id": "roads"})).await;
+    t.ok("package_delete", json!({"id": "roads"})).await;
     let after_delete = t
-        .ok(
-            admin,
-            "package_activity_list",
-            json!({"id": "roads", "limit": 1}),
-        )
+        .ok("package_activity_list", json!({"id": "roads", "limit": 1}))
         .await;
     assert_eq!(types(&after_delete), ["deleted package"]);
 
@@ -666,7 +569,6 @@ async fn scenario(postgres: bool) {
     .unwrap();
     let history = t
         .ok(
-            admin,
             "package_activity_list",
             json!({"id": "roads", "limit": 100}),
         )
@@ -686,22 +588,20 @@ async fn scenario(postgres: bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn activities_on_sqlite() {
-    scenario(false).await;
+    scenario(StoreKind::Sqlite).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn activities_on_postgres() {
-    scenario(true).await;
+    if let Some(kind) = postgres().await {
+        scenario(kind).await;
+    }
 }
 
 /// Each activity's id and data, newest first.
 async fn history(t: &TestApp, id: &str) -> Vec<(String, Value)> {
     let list = t
-        .ok(
-            Some(&t.admin),
-            "package_activity_list",
-            json!({"id": id, "limit": 100}),
-        )
+        .ok("package_activity_list", json!({"id": id, "limit": 100}))
         .await;
     list.as_array()
         .unwrap()
@@ -713,19 +613,14 @@ async fn history(t: &TestApp, id: &str) -> Vec<(String, Value)> {
 /// activity_delete, activity_delete_all and activity_delete_counts: sysadmins only, CKAN's
 /// checks and messages, and every activity that stays reads back exactly as before, whatever
 /// was deleted from under its chain of patches.
-async fn deletion(postgres: bool) {
-    let t = TestApp::start(postgres).await;
+async fn deletion(kind: StoreKind) {
+    let t = start(kind).await;
     let admin = Some(&t.admin);
-    let bob = user(&t.app, "bob", false).await;
-    t.ok(
-        admin,
-        "package_create",
-        json!({"name": "hist", "title": "t0"}),
-    )
-    .await;
+    let bob = t.user("bob").await;
+    t.ok("package_create", json!({"name": "hist", "title": "t0"}))
+        .await;
     for i in 1..40 {
         t.ok(
-            admin,
             "package_patch",
             json!({"id": "hist", "title": format!("t{i}"), "notes": format!("n{}", i % 7)}),
         )
@@ -790,14 +685,12 @@ async fn deletion(postgres: bool) {
         )
         .await;
     assert_eq!(e["message"], "Not found: Activity not found");
-    let r = t
-        .ok(admin, "activity_delete", json!({"offset_days": 1}))
-        .await;
+    let r = t.ok("activity_delete", json!({"offset_days": 1})).await;
     assert_eq!(
         r["message"],
         "No activities found matching the specified criteria."
     );
-    let counts = t.ok(admin, "activity_delete_counts", json!({})).await;
+    let counts = t.ok("activity_delete_counts", json!({})).await;
     assert_eq!(counts["older_than_1_day"], 0);
     let total_before = counts["total"].as_i64().unwrap();
     assert!(total_before >= 40, "{counts}");
@@ -805,17 +698,13 @@ async fn deletion(postgres: bool) {
     // One activity in the middle of a chain of patches (the 30th newest: later ones are
     // patches against it).
     let victim = all[30].0.clone();
-    let r = t.ok(admin, "activity_delete", json!({"id": victim})).await;
+    let r = t.ok("activity_delete", json!({"id": victim})).await;
     assert_eq!(r["message"], "Activity purged");
     same_as_before(&history(&t, "hist").await, &[&victim]);
 
     // A range by timestamp: the 20th to the 10th newest.
     let list = t
-        .ok(
-            admin,
-            "package_activity_list",
-            json!({"id": "hist", "limit": 100}),
-        )
+        .ok("package_activity_list", json!({"id": "hist", "limit": 100}))
         .await;
     let stamp = |id: &str| {
         list.as_array()
@@ -828,7 +717,6 @@ async fn deletion(postgres: bool) {
     let (from, to) = (stamp(&all[20].0), stamp(&all[10].0));
     let r = t
         .ok(
-            admin,
             "activity_delete",
             json!({"start_date": from, "end_date": to}),
         )
@@ -842,7 +730,6 @@ async fn deletion(postgres: bool) {
     // keep: each object's 3 newest stay.
     let r = t
         .ok(
-            admin,
             "activity_delete",
             json!({"start_date": "2000-01-01", "end_date": "2100-01-01", "keep": 3}),
         )
@@ -862,25 +749,21 @@ async fn deletion(postgres: bool) {
     );
 
     // Recording goes on over what remains.
-    t.ok(
-        admin,
-        "package_patch",
-        json!({"id": "hist", "title": "after"}),
-    )
-    .await;
+    t.ok("package_patch", json!({"id": "hist", "title": "after"}))
+        .await;
     let newest = history(&t, "hist").await;
     assert_eq!(newest.len(), 4);
     assert_eq!(newest[0].1["package"]["title"], "after");
     assert_eq!(newest[1..], kept[..]);
 
-    let r = t.ok(admin, "activity_delete_all", json!({})).await;
+    let r = t.ok("activity_delete_all", json!({})).await;
     assert!(
         r["message"].as_str().unwrap().starts_with("Deleted "),
         "{r}"
     );
-    let counts = t.ok(admin, "activity_delete_counts", json!({})).await;
+    let counts = t.ok("activity_delete_counts", json!({})).await;
     assert_eq!(counts["total"], 0);
-    let r = t.ok(admin, "activity_delete_all", json!({})).await;
+    let r = t.ok("activity_delete_all", json!({})).await;
     assert_eq!(
         r["message"],
         "No activities found matching the specified criteria."
@@ -889,31 +772,30 @@ async fn deletion(postgres: bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deletion_on_sqlite() {
-    deletion(false).await;
+    deletion(StoreKind::Sqlite).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deletion_on_postgres() {
-    deletion(true).await;
+    if let Some(kind) = postgres().await {
+        deletion(kind).await;
+    }
 }
 
 /// The older release's actions answered from the activity records: activity details, the
 /// HTML snippets and the revisions.
-async fn older_release(postgres: bool) {
-    let t = TestApp::start(postgres).await;
-    let admin = Some(&t.admin);
+async fn older_release(kind: StoreKind) {
+    let t = start(kind).await;
     let org = t
-        .ok(admin, "organization_create", json!({"name": "old-org"}))
+        .ok("organization_create", json!({"name": "old-org"}))
         .await;
     t.ok(
-        admin,
         "group_create",
         json!({"name": "old-group", "title": "Old <group>"}),
     )
     .await;
     let ds = t
         .ok(
-            admin,
             "package_create",
             json!({"name": "old", "title": "Old <b>data</b>", "owner_org": org["id"],
                    "tags": [{"name": "alpha"}], "extras": [{"key": "k", "value": "v"}]}),
@@ -921,38 +803,28 @@ async fn older_release(postgres: bool) {
         .await;
     let res = t
         .ok(
-            admin,
             "resource_create",
             json!({"package_id": "old", "url": "http://example.org/x.csv", "name": "x & y"}),
         )
         .await;
+    t.ok("package_patch", json!({"id": "old", "notes": "changed"}))
+        .await;
     t.ok(
-        admin,
-        "package_patch",
-        json!({"id": "old", "notes": "changed"}),
-    )
-    .await;
-    t.ok(
-        admin,
         "package_patch",
         json!({"id": "old", "extras": [{"key": "k", "value": "w"}, {"key": "n", "value": "1"}]}),
     )
     .await;
     t.ok(
-        admin,
         "package_patch",
         json!({"id": "old", "tags": [{"name": "alpha"}, {"name": "beta"}]}),
     )
     .await;
     t.ok(
-        admin,
         "package_create",
         json!({"name": "old-private", "owner_org": org["id"], "private": true}),
     )
     .await;
-    let list = t
-        .ok(admin, "package_activity_list", json!({"id": "old"}))
-        .await;
+    let list = t.ok("package_activity_list", json!({"id": "old"})).await;
     let ids: Vec<String> = list
         .as_array()
         .unwrap()
@@ -976,7 +848,7 @@ async fn older_release(postgres: bool) {
     };
     let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
     let d = t
-        .ok(None, "activity_detail_list", json!({"id": ids[0]}))
+        .ok_as(None, "activity_detail_list", json!({"id": ids[0]}))
         .await;
     assert_eq!(details(&d), [pair("added", "tag")]);
     assert_eq!(d[0]["data"]["tag"]["name"], "beta");
@@ -994,11 +866,11 @@ async fn older_release(postgres: bool) {
     );
     assert_eq!(d[0]["activity_id"], json!(ids[0]));
     let again = t
-        .ok(None, "activity_detail_list", json!({"id": ids[0]}))
+        .ok_as(None, "activity_detail_list", json!({"id": ids[0]}))
         .await;
     assert_eq!(again[0]["id"], d[0]["id"], "detail ids are stable");
     let d = t
-        .ok(None, "activity_detail_list", json!({"id": ids[1]}))
+        .ok_as(None, "activity_detail_list", json!({"id": ids[1]}))
         .await;
     assert_eq!(
         details(&d),
@@ -1006,16 +878,16 @@ async fn older_release(postgres: bool) {
         "{d}"
     );
     let d = t
-        .ok(None, "activity_detail_list", json!({"id": ids[2]}))
+        .ok_as(None, "activity_detail_list", json!({"id": ids[2]}))
         .await;
     assert_eq!(details(&d), [pair("changed", "Package")]);
     let d = t
-        .ok(None, "activity_detail_list", json!({"id": ids[3]}))
+        .ok_as(None, "activity_detail_list", json!({"id": ids[3]}))
         .await;
     assert_eq!(details(&d), [pair("new", "Resource")]);
     assert_eq!(d[0]["object_id"], res["id"]);
     let d = t
-        .ok(None, "activity_detail_list", json!({"id": ids[4]}))
+        .ok_as(None, "activity_detail_list", json!({"id": ids[4]}))
         .await;
     assert_eq!(details(&d), [pair("new", "Package")]);
     let e = t
@@ -1025,7 +897,7 @@ async fn older_release(postgres: bool) {
 
     // The HTML snippet: each sentence linked, every text escaped.
     let html = t
-        .ok(None, "package_activity_list_html", json!({"id": "old"}))
+        .ok_as(None, "package_activity_list_html", json!({"id": "old"}))
         .await;
     let html = html.as_str().unwrap();
     assert!(
@@ -1052,7 +924,7 @@ async fn older_release(postgres: bool) {
     );
     assert!(!html.contains("<b>"), "{html}");
     let empty = t
-        .ok(
+        .ok_as(
             None,
             "package_activity_list_html",
             json!({"id": "old", "offset": 50}),
@@ -1063,7 +935,7 @@ async fn older_release(postgres: bool) {
         "<p class=\"empty\">No activities are within this activity stream</p>"
     );
     let paged = t
-        .ok(
+        .ok_as(
             None,
             "package_activity_list_html",
             json!({"id": "old", "offset": 1, "limit": 1}),
@@ -1077,7 +949,7 @@ async fn older_release(postgres: bool) {
         "{paged}"
     );
     let html = t
-        .ok(None, "group_activity_list_html", json!({"id": "old-group"}))
+        .ok_as(None, "group_activity_list_html", json!({"id": "old-group"}))
         .await;
     assert!(
         html.as_str().unwrap().contains(
@@ -1096,7 +968,7 @@ async fn older_release(postgres: bool) {
     assert_eq!(e["__type"], "Authorization Error");
     let e = t.err(None, "dashboard_activity_list_html", json!({})).await;
     assert_eq!(e["__type"], "Authorization Error");
-    let html = t.ok(admin, "dashboard_activity_list_html", json!({})).await;
+    let html = t.ok("dashboard_activity_list_html", json!({})).await;
     assert!(
         html.as_str()
             .unwrap()
@@ -1105,14 +977,14 @@ async fn older_release(postgres: bool) {
     );
 
     // Revisions.
-    let all = t.ok(admin, "revision_list", json!({})).await;
+    let all = t.ok("revision_list", json!({})).await;
     let all: Vec<&str> = all
         .as_array()
         .unwrap()
         .iter()
         .map(|v| v.as_str().unwrap())
         .collect();
-    let public = t.ok(None, "revision_list", json!({})).await;
+    let public = t.ok_as(None, "revision_list", json!({})).await;
     assert_eq!(
         public.as_array().unwrap().len() + 1,
         all.len(),
@@ -1126,15 +998,11 @@ async fn older_release(postgres: bool) {
             .position(|v| v == &json!(ids[0])),
         all.iter().position(|v| *v == ids[0]).map(|p| p - 1)
     );
-    let asc = t
-        .ok(admin, "revision_list", json!({"sort": "time_asc"}))
-        .await;
+    let asc = t.ok("revision_list", json!({"sort": "time_asc"})).await;
     let mut reversed = all.clone();
     reversed.reverse();
     assert_eq!(asc, json!(reversed));
-    let since = t
-        .ok(admin, "revision_list", json!({"since_id": ids[1]}))
-        .await;
+    let since = t.ok("revision_list", json!({"since_id": ids[1]})).await;
     assert_eq!(
         since,
         json!(all[..all.iter().position(|v| *v == ids[1]).unwrap()])
@@ -1148,7 +1016,7 @@ async fn older_release(postgres: bool) {
         .err(None, "revision_list", json!({"since_time": "yesterday"}))
         .await;
     assert_eq!(e["message"], "Timestamp did not parse");
-    let r = t.ok(None, "revision_show", json!({"id": ids[3]})).await;
+    let r = t.ok_as(None, "revision_show", json!({"id": ids[3]})).await;
     let keys: Vec<&String> = r.as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
@@ -1165,7 +1033,7 @@ async fn older_release(postgres: bool) {
     assert_eq!(r["packages"], json!(["old"]));
     assert_eq!(r["author"], "admin");
     let revs = t
-        .ok(None, "package_revision_list", json!({"id": "old"}))
+        .ok_as(None, "package_revision_list", json!({"id": "old"}))
         .await;
     assert_eq!(revs.as_array().unwrap().len(), 5);
     assert_eq!(revs[0]["id"], json!(ids[0]));
@@ -1175,11 +1043,11 @@ async fn older_release(postgres: bool) {
         .await;
     assert_eq!(e["__type"], "Authorization Error");
     let revs = t
-        .ok(None, "group_revision_list", json!({"id": "old-group"}))
+        .ok_as(None, "group_revision_list", json!({"id": "old-group"}))
         .await;
     assert_eq!(revs.as_array().unwrap().len(), 1);
     let revs = t
-        .ok(None, "organization_revision_list", json!({"id": "old-org"}))
+        .ok_as(None, "organization_revision_list", json!({"id": "old-org"}))
         .await;
     assert_eq!(revs.as_array().unwrap().len(), 1);
     let e = t
@@ -1190,43 +1058,44 @@ async fn older_release(postgres: bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn older_release_on_sqlite() {
-    older_release(false).await;
+    older_release(StoreKind::Sqlite).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn older_release_on_postgres() {
-    older_release(true).await;
+    if let Some(kind) = postgres().await {
+        older_release(kind).await;
+    }
 }
 
 /// `catalog.hide_activity_from_users`: the lists leave those users' activity out; a sysadmin's
 /// `include_hidden_activity` brings it back in the dataset, group and organization lists (and
 /// nobody else's); the user, dashboard and recently-changed lists always leave it out.
-async fn hidden_activity(postgres: bool) {
-    let t = TestApp::start_with(postgres, |c| {
+async fn hidden_activity(kind: StoreKind) {
+    let t = start_with(kind, |c| {
         c.catalog
             .other
             .insert("hide_activity_from_users".into(), json!("bot robot"));
     })
     .await;
     let admin = Some(&t.admin);
-    let bot = user(&t.app, "bot", true).await;
-    let alice = user(&t.app, "alice", false).await;
+    let bot = t.sysadmin("bot").await;
+    let alice = t.user("alice").await;
     let org = t
-        .ok(admin, "organization_create", json!({"name": "hid-org"}))
+        .ok("organization_create", json!({"name": "hid-org"}))
         .await;
     t.ok(
-        admin,
         "package_create",
         json!({"name": "hid", "owner_org": org["id"]}),
     )
     .await;
-    t.ok(
+    t.ok_as(
         Some(&bot),
         "package_patch",
         json!({"id": "hid", "notes": "by the bot"}),
     )
     .await;
-    t.ok(Some(&alice), "follow_dataset", json!({"id": "hid"}))
+    t.ok_as(Some(&alice), "follow_dataset", json!({"id": "hid"}))
         .await;
     let types_of = |v: &Value| types(v).into_iter().map(str::to_string).collect::<Vec<_>>();
     let shown = |v: &Value| {
@@ -1248,7 +1117,7 @@ async fn hidden_activity(postgres: bool) {
         if let Some(i) = include {
             p["include_hidden_activity"] = json!(i);
         }
-        let list = t.ok(who, "package_activity_list", p.clone()).await;
+        let list = t.ok_as(who, "package_activity_list", p.clone()).await;
         assert_eq!(
             shown(&list),
             expect,
@@ -1257,7 +1126,7 @@ async fn hidden_activity(postgres: bool) {
             types_of(&list)
         );
         p["id"] = json!("hid-org");
-        let list = t.ok(who, "organization_activity_list", p).await;
+        let list = t.ok_as(who, "organization_activity_list", p).await;
         assert_eq!(
             shown(&list),
             expect,
@@ -1267,7 +1136,6 @@ async fn hidden_activity(postgres: bool) {
     }
     let list = t
         .ok(
-            admin,
             "package_activity_list",
             json!({"id": "hid", "include_hidden_activity": "true"}),
         )
@@ -1283,11 +1151,11 @@ async fn hidden_activity(postgres: bool) {
             json!({"id": "bot", "include_hidden_activity": true}),
         ),
     ] {
-        let list = t.ok(admin, action, p).await;
+        let list = t.ok(action, p).await;
         assert_eq!(shown(&list), 0, "{action} always leaves it out");
     }
     let dash = t
-        .ok(Some(&alice), "dashboard_activity_list", json!({}))
+        .ok_as(Some(&alice), "dashboard_activity_list", json!({}))
         .await;
     assert_eq!(shown(&dash), 0, "the dashboard leaves it out");
     assert!(types(&dash).contains(&"new package"), "{:?}", types(&dash));
@@ -1305,7 +1173,7 @@ async fn hidden_activity(postgres: bool) {
         .unwrap();
     }
     let many = t
-        .ok(Some(&alice), "dashboard_activity_list", json!({}))
+        .ok_as(Some(&alice), "dashboard_activity_list", json!({}))
         .await;
     assert_eq!(
         many, dash,
@@ -1315,10 +1183,12 @@ async fn hidden_activity(postgres: bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hidden_activity_on_sqlite() {
-    hidden_activity(false).await;
+    hidden_activity(StoreKind::Sqlite).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hidden_activity_on_postgres() {
-    hidden_activity(true).await;
+    if let Some(kind) = postgres().await {
+        hidden_activity(kind).await;
+    }
 }

@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 use catalog_framework::authz;
+use catalog_framework::params::truthy;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 

@@ -7,7 +7,7 @@ use md5::{Digest, Md5};
 use crate::{formats, licenses};
 
 /// Inserts `kvs` sorted by key, CKAN's output order.
-pub fn sorted(mut m: Map<String, Value>) -> Map<String, Value> {
+pub(crate) fn sorted(mut m: Map<String, Value>) -> Map<String, Value> {
     let mut keys: Vec<String> = m.keys().cloned().collect();
     keys.sort();
     let mut out = Map::new();
@@ -19,7 +19,7 @@ pub fn sorted(mut m: Map<String, Value>) -> Map<String, Value> {
 }
 
 /// The organization summary embedded in a dataset dict.
-pub fn org_summary(g: &GroupRow) -> Value {
+pub(crate) fn org_summary(g: &GroupRow) -> Value {
     json!({
         "id": g.id, "name": g.name, "title": g.title.clone().unwrap_or_default(), "type": g.group_type,
         "description": g.description.clone().unwrap_or_default(), "image_url": g.image_url.clone().unwrap_or_default(),
@@ -38,7 +38,7 @@ fn image_display_url(site_url: &str, image_url: &Option<String>) -> Option<Strin
 }
 
 /// A group item inside a dataset dict: six keys, nulls omitted.
-pub fn group_in_package(site_url: &str, g: &GroupRow) -> Value {
+pub(crate) fn group_in_package(site_url: &str, g: &GroupRow) -> Value {
     let mut m = Map::new();
     if let Some(d) = &g.description {
         m.insert("description".into(), json!(d));
@@ -56,7 +56,7 @@ pub fn group_in_package(site_url: &str, g: &GroupRow) -> Value {
 }
 
 /// Rewrites a stored resource for output: upload URLs, scheme-less URLs, format, nulls dropped.
-pub fn resource_out(site_url: &str, dataset_type: &str, r: &Value) -> Value {
+pub(crate) fn resource_out(site_url: &str, dataset_type: &str, r: &Value) -> Value {
     let mut m = r.as_object().cloned().unwrap_or_default();
     let url_type = m
         .get("url_type")
@@ -89,7 +89,7 @@ pub fn resource_out(site_url: &str, dataset_type: &str, r: &Value) -> Value {
 }
 
 /// CKAN's upload filename munging: lowercase, spaces to `-`, only `[a-z0-9_.-]`.
-pub fn munge_filename(name: &str) -> String {
+pub(crate) fn munge_filename(name: &str) -> String {
     let s: String = name
         .to_lowercase()
         .replace(' ', "-")
@@ -104,13 +104,13 @@ pub fn munge_filename(name: &str) -> String {
 }
 
 /// The full `package_show` dict of a stored dataset, shown by its type's schema.
-pub async fn package_dict(ctx: &mut ActionContext, row: &PackageRow) -> CkanResult<Value> {
+pub(crate) async fn package_dict(ctx: &mut ActionContext, row: &PackageRow) -> CkanResult<Value> {
     package_dict_as(ctx, row, false).await
 }
 
 /// The full `package_show` dict of a stored dataset, shown by the default schema (CKAN's
 /// `use_default_schema`) when `default_schema`, else by its type's.
-pub async fn package_dict_as(
+pub(crate) async fn package_dict_as(
     ctx: &mut ActionContext,
     row: &PackageRow,
     default_schema: bool,
@@ -211,7 +211,7 @@ pub async fn package_dict_as(
 }
 
 /// The base group/organization dict (`group_show` without the optional parts).
-pub fn group_base(site_url: &str, g: &GroupRow) -> Map<String, Value> {
+pub(crate) fn group_base(site_url: &str, g: &GroupRow) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("approval_status".into(), json!(g.approval_status));
     m.insert("created".into(), json!(g.created));
@@ -237,7 +237,7 @@ pub fn group_base(site_url: &str, g: &GroupRow) -> Map<String, Value> {
     m
 }
 
-pub fn extras_list(extras: &Map<String, Value>) -> Value {
+pub(crate) fn extras_list(extras: &Map<String, Value>) -> Value {
     Value::Array(
         extras
             .iter()
@@ -252,7 +252,11 @@ fn email_hash(email: &Option<String>) -> String {
 }
 
 /// A user dict. `private` adds email and apikey (the user themself or a sysadmin).
-pub fn user_dict(u: &UserRow, number_created_packages: i64, private: bool) -> Map<String, Value> {
+pub(crate) fn user_dict(
+    u: &UserRow,
+    number_created_packages: i64,
+    private: bool,
+) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("about".into(), json!(u.about));
     m.insert(

@@ -47,12 +47,35 @@
 //! `api_token` (`user_create`'s token). `package`, `api_token`, `collaborator`, `job`, `tag` and
 //! `site` import no family. `grep -rn "crate::" src` shows them.
 //!
-//! Every action is registered below, by family and in file order, with `typed_actions!`: its
-//! params struct is declared with `action_params!` beside the fn and its doc comment is the
-//! help text. Actions that take CKAN's data dict whole (create/update/patch, `package_search`)
-//! are registered in a `typed_actions! { dict … }` block: their struct declares no field and
-//! the fn gets the dict.
+//! Every action is registered below, by family and in file order, with the framework's
+//! `register_typed_actions!`: its params struct is declared with `action_params!` beside the
+//! fn and its doc comment is the help text; its fields are the parameters CKAN documents. A
+//! parameter CKAN checks before anything else is a typed field (`String`, `Option<Natural>` …:
+//! checked, all at once, before the fn runs); one CKAN reads later (after the access check,
+//! or one error at a time) is an `Option<Value>` (or a `Raw`, when a null differs from an
+//! absent key) that the fn checks where CKAN does. Actions that take CKAN's data dict whole
+//! (create/update/patch, `package_search`, the vocabulary, task status and term translation
+//! writes) read it from the struct's `__extras`, which an entity dict's validators (the
+//! dataset schema, the group and user checks) or the query parser then check: their fields
+//! are `InDict`, which names a key for the OpenAPI document and leaves it in the dict.
 #![forbid(unsafe_code)]
+
+/// Declares the params struct of an action that takes an entity's dict whole, read from
+/// `__extras` and validated there: `[keys]` are `InDict` fields that name the dict's documented
+/// keys for the OpenAPI schema and leave them in the dict, after the action's own fields.
+/// Each family wraps it with its dict's keys (`dataset_dict_params!` …).
+macro_rules! dict_params {
+    ([$($keys:tt)*] $(#[doc = $doc:literal])* $name:ident { $($own:tt)* }) => {
+        action_params! {
+            $(#[doc = $doc])*
+            pub struct $name {
+                $($own)*
+                $($keys)*
+            }
+        }
+    };
+}
+pub(crate) use dict_params;
 
 pub mod admin;
 mod api_token;
@@ -79,53 +102,19 @@ mod user;
 mod vocabulary;
 
 use catalog_framework::prelude::*;
+use catalog_framework::typed::InDict;
 
 register_plugin!("core");
 
-/// Declares an action with typed parameters (its help text is the params struct's doc
-/// comment), forwarding to an async fn `(ctx, params)`, and registers it.
-macro_rules! typed_actions {
-    ($( $kind:ident $name:ident($params:ty) => $f:path; )*) => {
-        typed_actions!(@each $( $kind $name($params) => $f, params, params; )*);
-    };
-    // The action takes CKAN's data dict: an entity dict that the dataset schema or the
-    // action's own validators check, or search parameters that the query parser reads. Its
-    // params struct declares no field, only the help text; the fn gets the dict.
-    (dict $( $kind:ident $name:ident($params:ty) => $f:path; )*) => {
-        typed_actions!(@each $( $kind $name($params) => $f, params, params.__extras; )*);
-    };
-    (@each $( $kind:ident $name:ident($params:ty) => $f:path, $p:ident, $arg:expr; )*) => {
-        $(
-            #[allow(non_camel_case_types)]
-            struct $name;
-            #[async_trait]
-            impl TypedAction for $name {
-                type Params = $params;
-                const READ: bool = typed_actions!(@read $kind);
-                const TRANSACTION: bool = typed_actions!(@transaction $kind);
-                async fn run(&self, ctx: &mut ActionContext, $p: $params) -> CkanResult<Value> {
-                    $f(ctx, $arg).await
-                }
-            }
-            register_action!(stringify!($name), Typed($name));
-        )*
-    };
-    (@read read) => { true };
-    (@read write) => { false };
-    (@read maintenance) => { false };
-    (@transaction maintenance) => { false };
-    (@transaction $kind:ident) => { true };
-}
-
 // api_token/
-typed_actions! {
+register_typed_actions! {
     write api_token_create(api_token::create::ApiTokenCreateParams) => api_token::create::api_token_create;
     read api_token_list(api_token::list::ApiTokenListParams) => api_token::list::api_token_list;
     write api_token_revoke(api_token::revoke::ApiTokenRevokeParams) => api_token::revoke::api_token_revoke;
 }
 
 // collaborator/
-typed_actions! {
+register_typed_actions! {
     write package_collaborator_create(collaborator::create::PackageCollaboratorCreateParams) => collaborator::create::package_collaborator_create;
     write package_collaborator_delete(collaborator::delete::PackageCollaboratorDeleteParams) => collaborator::delete::package_collaborator_delete;
     read package_collaborator_list(collaborator::list::PackageCollaboratorListParams) => collaborator::list::package_collaborator_list;
@@ -133,14 +122,14 @@ typed_actions! {
 }
 
 // config_option/
-typed_actions! {
+register_typed_actions! {
     read config_option_list(config_option::list::ConfigOptionListParams) => config_option::list::config_option_list;
     read config_option_show(config_option::show::ConfigOptionShowParams) => config_option::show::config_option_show;
     write config_option_update(config_option::update::ConfigOptionUpdateParams) => config_option::update::config_option_update;
 }
 
 // group/
-typed_actions! {
+register_typed_actions! {
     read group_autocomplete(group::autocomplete::GroupAutocompleteParams) => group::autocomplete::group_autocomplete;
     read organization_autocomplete(group::autocomplete::OrganizationAutocompleteParams) => group::autocomplete::organization_autocomplete;
     read group_list(group::list::GroupListParams) => group::list::group_list;
@@ -151,13 +140,13 @@ typed_actions! {
     read group_show(group::show::GroupShowParams) => group::show::group_show;
     read organization_show(group::show::OrganizationShowParams) => group::show::organization_show;
 }
-typed_actions! {
+register_typed_actions! {
     write group_delete(group::delete::GroupDeleteParams) => group::delete::group_delete;
     write organization_delete(group::delete::OrganizationDeleteParams) => group::delete::organization_delete;
     write group_purge(group::delete::GroupPurgeParams) => group::delete::group_purge;
     write organization_purge(group::delete::OrganizationPurgeParams) => group::delete::organization_purge;
 }
-typed_actions! { dict
+register_typed_actions! {
     write group_create(group::create::GroupCreateParams) => group::create::group_create;
     write organization_create(group::create::OrganizationCreateParams) => group::create::organization_create;
     write group_update(group::update::GroupUpdateParams) => group::update::group_update;
@@ -167,7 +156,7 @@ typed_actions! { dict
 }
 
 // job/
-typed_actions! {
+register_typed_actions! {
     write job_cancel(job::cancel::JobCancelParams) => job::cancel::job_cancel;
     write job_clear(job::clear::JobClearParams) => job::clear::job_clear;
     read job_list(job::list::JobListParams) => job::list::job_list;
@@ -175,7 +164,7 @@ typed_actions! {
 }
 
 // member/
-typed_actions! {
+register_typed_actions! {
     write member_create(member::create::MemberCreateParams) => member::create::member_create;
     write group_member_create(member::create::GroupMemberCreateParams) => member::create::group_member_create;
     write organization_member_create(member::create::OrganizationMemberCreateParams) => member::create::organization_member_create;
@@ -187,14 +176,14 @@ typed_actions! {
 }
 
 // package/
-typed_actions! {
+register_typed_actions! {
     read package_autocomplete(package::autocomplete::PackageAutocompleteParams) => package::autocomplete::package_autocomplete;
     write package_delete(package::delete::PackageDeleteParams) => package::delete::package_delete;
     write dataset_purge(package::delete::DatasetPurgeParams) => package::delete::dataset_purge;
     read package_list(package::list::PackageListParams) => package::list::package_list;
     read package_show(package::show::PackageShowParams) => package::show::package_show;
 }
-typed_actions! {
+register_typed_actions! {
     write bulk_update_private(package::bulk_update::BulkUpdatePrivateParams) => package::bulk_update::bulk_update_private;
     write bulk_update_public(package::bulk_update::BulkUpdatePublicParams) => package::bulk_update::bulk_update_public;
     write bulk_update_delete(package::bulk_update::BulkUpdateDeleteParams) => package::bulk_update::bulk_update_delete;
@@ -202,7 +191,7 @@ typed_actions! {
     write package_owner_org_update(package::owner_org_update::PackageOwnerOrgUpdateParams) => package::owner_org_update::package_owner_org_update;
     write package_revise(package::revise::PackageReviseParams) => package::revise::package_revise;
 }
-typed_actions! { dict
+register_typed_actions! {
     write package_create(package::create::PackageCreateParams) => package::create::package_create;
     read package_search(package::search::PackageSearchParams) => package::search::package_search;
     maintenance search_index_rebuild(package::search::SearchIndexRebuildParams) => package::search::search_index_rebuild;
@@ -211,21 +200,21 @@ typed_actions! { dict
 }
 
 // resource/
-typed_actions! {
+register_typed_actions! {
     write resource_delete(resource::delete::ResourceDeleteParams) => resource::delete::resource_delete;
     read format_autocomplete(resource::format_autocomplete::FormatAutocompleteParams) => resource::format_autocomplete::format_autocomplete;
     write package_resource_reorder(resource::reorder::PackageResourceReorderParams) => resource::reorder::package_resource_reorder;
     read resource_search(resource::search::ResourceSearchParams) => resource::search::resource_search;
     read resource_show(resource::show::ResourceShowParams) => resource::show::resource_show;
 }
-typed_actions! { dict
+register_typed_actions! {
     write resource_create(resource::create::ResourceCreateParams) => resource::create::resource_create;
     write resource_update(resource::update::ResourceUpdateParams) => resource::update::resource_update;
     write resource_patch(resource::update::ResourcePatchParams) => resource::update::resource_patch;
 }
 
 // site/
-typed_actions! {
+register_typed_actions! {
     read get_site_user(site::get_site_user::GetSiteUserParams) => site::get_site_user::get_site_user;
     read help_show(site::help_show::HelpShowParams) => site::help_show::help_show;
     read license_list(site::license_list::LicenseListParams) => site::license_list::license_list;
@@ -234,7 +223,7 @@ typed_actions! {
 }
 
 // tag/
-typed_actions! {
+register_typed_actions! {
     read tag_list(tag::list::TagListParams) => tag::list::tag_list;
     read tag_search(tag::search::TagSearchParams) => tag::search::tag_search;
     read tag_autocomplete(tag::search::TagAutocompleteParams) => tag::search::tag_autocomplete;
@@ -244,7 +233,7 @@ typed_actions! {
 }
 
 // relationship/
-typed_actions! {
+register_typed_actions! {
     write package_relationship_create(relationship::create::PackageRelationshipCreateParams) => relationship::create::package_relationship_create;
     write package_relationship_delete(relationship::delete::PackageRelationshipDeleteParams) => relationship::delete::package_relationship_delete;
     read package_relationships_list(relationship::list::PackageRelationshipsListParams) => relationship::list::package_relationships_list;
@@ -252,7 +241,7 @@ typed_actions! {
 }
 
 // task_status/
-typed_actions! {
+register_typed_actions! {
     write task_status_delete(task_status::delete::TaskStatusDeleteParams) => task_status::delete::task_status_delete;
     read task_status_show(task_status::show::TaskStatusShowParams) => task_status::show::task_status_show;
     read resource_status_show(task_status::show::ResourceStatusShowParams) => task_status::show::resource_status_show;
@@ -261,14 +250,14 @@ typed_actions! {
 }
 
 // term_translation/
-typed_actions! {
+register_typed_actions! {
     read term_translation_show(term_translation::show::TermTranslationShowParams) => term_translation::show::term_translation_show;
     write term_translation_update(term_translation::update::TermTranslationUpdateParams) => term_translation::update::term_translation_update;
     write term_translation_update_many(term_translation::update::TermTranslationUpdateManyParams) => term_translation::update::term_translation_update_many;
 }
 
 // vocabulary/
-typed_actions! {
+register_typed_actions! {
     write vocabulary_create(vocabulary::create::VocabularyCreateParams) => vocabulary::create::vocabulary_create;
     write vocabulary_delete(vocabulary::delete::VocabularyDeleteParams) => vocabulary::delete::vocabulary_delete;
     read vocabulary_list(vocabulary::list::VocabularyListParams) => vocabulary::list::vocabulary_list;
@@ -277,7 +266,7 @@ typed_actions! {
 }
 
 // user/
-typed_actions! {
+register_typed_actions! {
     read user_autocomplete(user::autocomplete::UserAutocompleteParams) => user::autocomplete::user_autocomplete;
     write user_delete(user::delete::UserDeleteParams) => user::delete::user_delete;
     read user_list(user::list::UserListParams) => user::list::user_list;
@@ -285,7 +274,7 @@ typed_actions! {
     // Registered without a transaction: it mails before it writes (see `user/invite.rs`).
     maintenance user_invite(user::invite::UserInviteParams) => user::invite::user_invite;
 }
-typed_actions! { dict
+register_typed_actions! {
     write user_create(user::create::UserCreateParams) => user::create::user_create;
     write user_update(user::update::UserUpdateParams) => user::update::user_update;
     write user_patch(user::update::UserPatchParams) => user::update::user_patch;

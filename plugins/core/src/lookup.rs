@@ -6,7 +6,10 @@
 //! SQLite and PostgreSQL answer identically (SQLite's `LOWER`/`LIKE` fold ASCII only).
 
 use catalog_framework::authz;
+use catalog_framework::params::decode;
 use catalog_framework::prelude::*;
+use catalog_framework::search::{Query, SearchRequest};
+use catalog_framework::typed::Text;
 
 /// SQL `ILIKE` with `\` as the escape character (PostgreSQL's default, which CKAN relies on):
 /// `%` matches any run of characters, `_` exactly one; letters compare case-insensitively.
@@ -74,13 +77,14 @@ pub(crate) fn escape_like(term: &str) -> String {
     out
 }
 
-/// `limit`/`offset` as `natural_number_validator` checks them, errors collected per field.
-pub(crate) fn naturals(p: &Params, keys: &[&str]) -> CkanResult<Vec<Option<usize>>> {
+/// `limit`/`offset` (as sent) as `natural_number_validator` checks them, errors collected per
+/// field.
+pub(crate) fn naturals(fields: &[(&str, Option<&Value>)]) -> CkanResult<Vec<Option<usize>>> {
     let mut errors = validation();
     let mut out = Vec::new();
-    for key in keys {
-        match natural(p, key) {
-            Ok(v) => out.push(v.map(|n| n as usize)),
+    for (key, v) in fields {
+        match decode::<Option<Natural>>(key, *v) {
+            Ok(v) => out.push(v.map(|n| n.0 as usize)),
             Err(e) => {
                 errors.set(key, e.body.get(*key).cloned().unwrap_or(Value::Null));
                 out.push(None);
@@ -103,22 +107,17 @@ pub(crate) fn py_truthy(v: Option<&Value>) -> bool {
     }
 }
 
-/// `q` of the autocompletes' `default_autocomplete_schema`: required (may be empty).
-fn autocomplete_q(p: &Params) -> CkanResult<String> {
-    match p.get("q") {
-        None | Some(Value::Null) => Err(missing("q")),
-        Some(Value::String(s)) => Ok(s.clone()),
-        Some(Value::Number(n)) => Ok(n.to_string()),
-        Some(_) => Err(validation().field("q", "Must be a string").build()),
-    }
-}
-
-/// `q` and `limit` of an autocomplete, validated together as CKAN's schema does.
-pub(crate) fn autocomplete_params(p: &Params, default_limit: usize) -> CkanResult<(String, usize)> {
-    let q = autocomplete_q(p);
-    let limit = naturals(p, &["limit"]);
+/// `q` and `limit` of an autocomplete that checks access before them, validated together as
+/// CKAN's schema does (as the fields `q: Text, limit: Option<Natural>` of the others are).
+pub(crate) fn autocomplete_params(
+    q: Option<&Value>,
+    limit: Option<&Value>,
+    default_limit: usize,
+) -> CkanResult<(String, usize)> {
+    let q = decode::<Text>("q", q);
+    let limit = decode::<Option<Natural>>("limit", limit);
     match (q, limit) {
-        (Ok(q), Ok(l)) => Ok((q, l[0].unwrap_or(default_limit))),
+        (Ok(q), Ok(l)) => Ok((q.0, l.map_or(default_limit, |n| n.0 as usize))),
         (Err(mut a), Err(b)) => {
             a.body.extend(b.body);
             Err(a)

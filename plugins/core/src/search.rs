@@ -3,8 +3,11 @@
 //! configured search backend. Groups' datasets and `tag_show` search through it too.
 
 use catalog_framework::authz::{self, label_filter};
+use catalog_framework::error::{search_error, search_query_error};
+use catalog_framework::params::{bool_param, dedup, natural};
 use catalog_framework::prelude::*;
 use catalog_framework::search::query::{parse_dismax, parse_lucene, parse_q, QueryError};
+use catalog_framework::search::{Query, SearchRequest, SortField, SortKey};
 use chrono::Utc;
 
 use crate::licenses;
@@ -14,7 +17,7 @@ use crate::licenses;
 const MAX_FACET_FIELDS: usize = 100;
 
 /// package_search's parameters after validation.
-pub struct SearchOptions {
+pub(crate) struct SearchOptions {
     pub q: String,
     pub fq: Vec<String>,
     pub sort: String,
@@ -33,7 +36,7 @@ pub struct SearchOptions {
 
 impl SearchOptions {
     /// Validates the parameters as CKAN's `default_package_search_schema` does (409 on error).
-    pub fn parse(ctx: &ActionContext, p: &Params) -> CkanResult<SearchOptions> {
+    pub(crate) fn parse(ctx: &ActionContext, p: &Params) -> CkanResult<SearchOptions> {
         let cfg = &ctx.config().catalog.search;
         let mut errors = validation();
         let mut nat = |key: &str, default: i64| match natural(p, key) {
@@ -186,7 +189,7 @@ fn int_of(v: &Value) -> Option<i64> {
 
 /// Parses `sort` (`field dir, field dir`); a key without a valid direction is a Search Query
 /// Error, as Solr's "Can't determine a Sort Order" is in CKAN.
-pub fn parse_sort(sort: &str) -> CkanResult<Vec<SortKey>> {
+pub(crate) fn parse_sort(sort: &str) -> CkanResult<Vec<SortKey>> {
     let mut keys = Vec::new();
     for part in sort.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let mut it = part.split_whitespace();
@@ -232,7 +235,7 @@ fn query_error(e: QueryError) -> CkanError {
 }
 
 /// Builds the request with CKAN's filters, runs it and shapes the result.
-pub async fn run(ctx: &mut ActionContext, o: SearchOptions) -> CkanResult<Value> {
+pub(crate) async fn run(ctx: &mut ActionContext, o: SearchOptions) -> CkanResult<Value> {
     let now = Utc::now();
     let query = match &o.qf {
         Some(qf) if !o.q.contains(':') && !o.q.trim().is_empty() => {

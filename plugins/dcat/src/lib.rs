@@ -13,6 +13,7 @@ pub mod rdf;
 pub mod render;
 mod routes;
 
+use catalog_framework::params::{decode, text};
 use catalog_framework::prelude::*;
 
 /// What a DCAT profile crate needs, with `catalog_framework::prelude::*`:
@@ -62,51 +63,75 @@ impl Plugin for DcatPlugin {
 register_plugin!(DcatPlugin);
 register_routes!("dcat", routes::routes);
 
-/// `dcat_dataset_show`: one dataset serialized (`id`, `_format` default `xml`, `profiles`).
-struct DcatDatasetShow;
+action_params! {
+    #[doc = "Return a dataset serialized as RDF.\n\n:param id: the dataset's id or name\n\
+             :param _format: rdf, xml (default), ttl, n3 or jsonld\n:param profiles: \
+             comma-separated profile names (default: catalogext.dcat.rdf.profiles)\n:rtype: string"]
+    pub struct DcatDatasetShowParams {
+        /// the dataset's id or name (required; checked after the access check)
+        id: Option<Value>,
+        /// `rdf`, `xml` (default), `ttl`, `n3` or `jsonld`
+        format: Option<Value> as "_format",
+        /// comma-separated profile names (default: catalogext.dcat.rdf.profiles)
+        profiles: Option<Value>,
+    }
+}
 
-#[async_trait]
-impl Action for DcatDatasetShow {
-    fn side_effect_free(&self) -> bool {
-        true
-    }
-    fn doc(&self) -> &'static str {
-        "Return a dataset serialized as RDF.\n\n:param id: the dataset's id or name\n:param _format: rdf, xml (default), ttl, n3 or jsonld\n:param profiles: comma-separated profile names (default: catalogext.dcat.rdf.profiles)\n:rtype: string"
-    }
-    async fn run(&self, ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-        ctx.check_access("dcat_dataset_show", &p).await?;
-        let id = req_str(&p, "id")?;
-        let ext = opt_str(&p, "_format").unwrap_or_else(|| "xml".into());
-        let profiles = opt_str(&p, "profiles");
-        let (_, body) =
-            render::dataset_document(ctx, &id, render::format_of(&ext), profiles.as_deref())
-                .await?;
-        Ok(Value::String(String::from_utf8_lossy(&body).into_owned()))
+/// `dcat_dataset_show`: one dataset serialized.
+async fn dcat_dataset_show(ctx: &mut ActionContext, p: DcatDatasetShowParams) -> CkanResult<Value> {
+    ctx.check_access("dcat_dataset_show", &p.to_params())
+        .await?;
+    let id: String = decode("id", p.id.as_ref())?;
+    let ext = text(p.format.as_ref()).unwrap_or_else(|| "xml".into());
+    let profiles = text(p.profiles.as_ref());
+    let (_, body) =
+        render::dataset_document(ctx, &id, render::format_of(&ext), profiles.as_deref()).await?;
+    Ok(Value::String(String::from_utf8_lossy(&body).into_owned()))
+}
+
+action_params! {
+    #[doc = "Return a page of the catalog serialized as RDF.\n\n:param _format: rdf, xml \
+             (default), ttl, n3 or jsonld\n:param page: page number (from 1)\n\
+             :param modified_since: ISO-8601 date\n:param q: search query\n\
+             :param fq: filter query\n:param profiles: comma-separated profile names\n\
+             :rtype: string"]
+    pub struct DcatCatalogShowParams {
+        /// `rdf`, `xml` (default), `ttl`, `n3` or `jsonld`
+        format: Option<Value> as "_format",
+        /// the page number (from 1)
+        page: Option<Value>,
+        /// only the datasets modified since (an ISO-8601 date)
+        modified_since: Option<Value>,
+        /// a search query
+        q: Option<Value>,
+        /// a filter query
+        fq: Option<Value>,
+        /// comma-separated profile names (default: catalogext.dcat.rdf.profiles)
+        profiles: Option<Value>,
     }
 }
 
 /// `dcat_catalog_show`: a page of the catalog serialized.
-struct DcatCatalogShow;
-
-#[async_trait]
-impl Action for DcatCatalogShow {
-    fn side_effect_free(&self) -> bool {
-        true
-    }
-    fn doc(&self) -> &'static str {
-        "Return a page of the catalog serialized as RDF.\n\n:param _format: rdf, xml (default), ttl, n3 or jsonld\n:param page: page number (from 1)\n:param modified_since: ISO-8601 date\n:param q: search query\n:param fq: filter query\n:param profiles: comma-separated profile names\n:rtype: string"
-    }
-    async fn run(&self, ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-        ctx.check_access("dcat_catalog_show", &p).await?;
-        let ext = opt_str(&p, "_format").unwrap_or_else(|| "xml".into());
-        let format = render::format_of(&ext)?;
-        let query = render::CatalogQuery::from_params(&p);
-        let path = render::settings(ctx)?
-            .catalog_endpoint
-            .replace("{_format}", &ext);
-        let body = render::catalog_document(ctx, &query, &path, format).await?;
-        Ok(Value::String(String::from_utf8_lossy(&body).into_owned()))
-    }
+async fn dcat_catalog_show(ctx: &mut ActionContext, p: DcatCatalogShowParams) -> CkanResult<Value> {
+    ctx.check_access("dcat_catalog_show", &p.to_params())
+        .await?;
+    let ext = text(p.format.as_ref()).unwrap_or_else(|| "xml".into());
+    let format = render::format_of(&ext)?;
+    let query = render::CatalogQuery::from_params(|key| {
+        text(match key {
+            "page" => p.page.as_ref(),
+            "modified_since" => p.modified_since.as_ref(),
+            "q" => p.q.as_ref(),
+            "fq" => p.fq.as_ref(),
+            "profiles" => p.profiles.as_ref(),
+            _ => None,
+        })
+    });
+    let path = render::settings(ctx)?
+        .catalog_endpoint
+        .replace("{_format}", &ext);
+    let body = render::catalog_document(ctx, &query, &path, format).await?;
+    Ok(Value::String(String::from_utf8_lossy(&body).into_owned()))
 }
 
 /// The DCAT actions are open to everyone; `package_show` / `package_search` decide what a
@@ -123,7 +148,7 @@ impl AuthFunction for Anyone {
     }
 }
 
-register_action!("dcat_dataset_show", DcatDatasetShow);
-register_action!("dcat_catalog_show", DcatCatalogShow);
-register_auth!("dcat_dataset_show", Anyone);
-register_auth!("dcat_catalog_show", Anyone);
+register_typed_actions! {
+    read dcat_dataset_show(DcatDatasetShowParams) => dcat_dataset_show, auth = Anyone;
+    read dcat_catalog_show(DcatCatalogShowParams) => dcat_catalog_show, auth = Anyone;
+}

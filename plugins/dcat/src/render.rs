@@ -8,6 +8,7 @@ use crate::rdf::graph::{iri, lit, n, typed};
 use crate::rdf::{
     serialize, CatalogInfo, Dcat, DcatContext, DcatProfile, DcatSettings, RdfFormat, RdfGraph,
 };
+use catalog_framework::context::App;
 use catalog_framework::prelude::*;
 use oxigraph::model::NamedOrBlankNode;
 
@@ -85,7 +86,7 @@ fn to_bytes(g: &RdfGraph, format: RdfFormat) -> CkanResult<Vec<u8>> {
 }
 
 /// RDF documents are built and serialized on the blocking pool, in a lane of their own.
-static RENDERING: catalog_framework::prelude::Lane = catalog_framework::prelude::Lane::new("rdf");
+static RENDERING: catalog_framework::blocking::Lane = catalog_framework::blocking::Lane::new("rdf");
 
 /// One dataset, serialized, as `package_show` gives it to the caller. As in ckanext-dcat, a
 /// missing (404) or hidden (403) dataset is reported before a bad profile name, and `format`
@@ -164,14 +165,14 @@ impl CatalogQuery {
         q
     }
 
-    /// Reads action parameters (`dcat_catalog_show`).
-    pub fn from_params(p: &Params) -> CatalogQuery {
+    /// Reads action parameters (`dcat_catalog_show`): `param` gives each one's text.
+    pub fn from_params(param: impl Fn(&str) -> Option<String>) -> CatalogQuery {
         CatalogQuery {
             kept: KEPT_PARAMS
                 .iter()
-                .filter_map(|k| opt_str(p, k).map(|v| (k.to_string(), v)))
+                .filter_map(|k| param(k).map(|v| (k.to_string(), v)))
                 .collect(),
-            page: opt_str(p, "page"),
+            page: param("page"),
         }
     }
 

@@ -10,12 +10,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
 use catalog_framework::prelude::*;
-use catalog_framework::prelude::{bare_error, envelope, identify, json_response};
+use catalog_framework::web::path_after;
+use catalog_framework::web::{bare_error, envelope, identify, json_response};
 
 use crate::negotiation::negotiate;
 use crate::render::{self, CatalogQuery};
 
-pub fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(home))
         .route("/dataset/{file}", get(dataset))

@@ -6,13 +6,18 @@ use axum::extract::Request;
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use catalog_framework::prelude::*;
+use catalog_framework::store::json::to_ckan_json_string;
+use catalog_framework::web::{
+    bare_error, identify, is_js_callback, json_response, parse_json, query_to_params,
+    read_request_body, read_your_writes,
+};
 
 const JSONP_TYPE: &str = "application/javascript;charset=utf-8";
 
 /// The API version a path names: `/api/…` and `/api/1/…` are version 1 (datasets and groups
 /// referred to by name), `/api/2/…` version 2 (by id); the search API also answers under `/api/3`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Version {
+pub(crate) enum Version {
     V1,
     V2,
     V3,
@@ -20,7 +25,7 @@ pub enum Version {
 
 impl Version {
     /// The version in a request path (`/api/2/rest/dataset` → V2; no number → V1).
-    pub fn of_path(path: &str) -> Version {
+    pub(crate) fn of_path(path: &str) -> Version {
         match path.trim_start_matches('/').split('/').nth(1) {
             Some("2") => Version::V2,
             Some("3") => Version::V3,
@@ -29,7 +34,7 @@ impl Version {
     }
 
     /// The number, as the answers and `Location` headers spell it.
-    pub fn number(self) -> u8 {
+    pub(crate) fn number(self) -> u8 {
         match self {
             Version::V1 => 1,
             Version::V2 => 2,
@@ -38,13 +43,13 @@ impl Version {
     }
 
     /// Whether references to datasets and groups are names (version 1) rather than ids.
-    pub fn refs_by_name(self) -> bool {
+    pub(crate) fn refs_by_name(self) -> bool {
         self == Version::V1
     }
 }
 
 /// One legacy request, read: who asks, in which version, with what query and body.
-pub struct LegacyRequest {
+pub(crate) struct LegacyRequest {
     pub app: AppState,
     pub version: Version,
     pub method: Method,
@@ -63,7 +68,7 @@ impl LegacyRequest {
     /// Reads a request: identifies the caller by the API token headers (as the Action API
     /// does) and reads the body within the Action API's bounds. A body too large or too slow
     /// is answered at once.
-    pub async fn read(app: AppState, req: Request) -> Result<LegacyRequest, Response> {
+    pub(crate) async fn read(app: AppState, req: Request) -> Result<LegacyRequest, Response> {
         let arrived = std::time::Instant::now();
         let (parts, body) = req.into_parts();
         let user = identify(&app, &parts.headers).await;
@@ -101,18 +106,22 @@ impl LegacyRequest {
 
     /// A fresh action context for this caller: each call runs in its own transaction and
     /// commits when it succeeds, as an Action API request does.
-    pub fn context(&self) -> ActionContext {
+    pub(crate) fn context(&self) -> ActionContext {
         ActionContext::new(self.app.clone(), self.user.clone())
     }
 
     /// Runs one action as this caller (authorization included) and commits it.
-    pub async fn run(&self, action: &str, params: Params) -> CkanResult<Value> {
+    pub(crate) async fn run(&self, action: &str, params: Params) -> CkanResult<Value> {
         self.context().run_top(action, params).await
     }
 
     /// Runs one action without its authorization check (what CKAN's legacy controller did
     /// with `ignore_auth` for the REST form's extra reads), and commits it.
-    pub async fn run_ignoring_auth(&self, action: &str, params: Params) -> CkanResult<Value> {
+    pub(crate) async fn run_ignoring_auth(
+        &self,
+        action: &str,
+        params: Params,
+    ) -> CkanResult<Value> {
         let mut ctx = self.context();
         ctx.ignore_auth = true;
         ctx.run_top(action, params).await
@@ -123,7 +132,7 @@ impl LegacyRequest {
     /// object too.
     // The refusal is the response itself, built once per request: boxing it buys nothing.
     #[allow(clippy::result_large_err)]
-    pub fn body_object(&self) -> Result<Params, Response> {
+    pub(crate) fn body_object(&self) -> Result<Params, Response> {
         let text: std::borrow::Cow<'_, [u8]> = if self
             .content_type
             .starts_with("application/x-www-form-urlencoded")
@@ -162,7 +171,7 @@ impl LegacyRequest {
     }
 
     /// A successful answer: the JSON, wrapped as `callback(…);` when a GET asked for JSONP.
-    pub fn reply(&self, status: StatusCode, v: &Value) -> Response {
+    pub(crate) fn reply(&self, status: StatusCode, v: &Value) -> Response {
         match &self.callback {
             Some(cb) if status == StatusCode::OK && self.method == Method::GET => (
                 status,
@@ -178,12 +187,12 @@ impl LegacyRequest {
     }
 
     /// 200 with the JSON (JSONP when asked).
-    pub fn ok(&self, v: &Value) -> Response {
+    pub(crate) fn ok(&self, v: &Value) -> Response {
         self.reply(StatusCode::OK, v)
     }
 
     /// 201 with a `Location` header and the JSON.
-    pub fn created(&self, location: &str, v: &Value) -> Response {
+    pub(crate) fn created(&self, location: &str, v: &Value) -> Response {
         let mut r = self.reply(StatusCode::CREATED, v);
         if let Ok(h) = HeaderValue::from_str(location) {
             r.headers_mut().insert(header::LOCATION, h);
@@ -193,7 +202,7 @@ impl LegacyRequest {
 
     /// The site's address for `Location` headers and `ckan_url`: `catalog.api_url` when set
     /// (an API served from another host), else `catalog.site_url`.
-    pub fn api_base(&self) -> String {
+    pub(crate) fn api_base(&self) -> String {
         let other = &self.app.config.catalog.other;
         let api_url = other
             .get("api_url")
@@ -209,12 +218,12 @@ impl LegacyRequest {
 }
 
 /// 400 `"Bad request - <msg>"`.
-pub fn bad_request(msg: &str) -> Response {
+pub(crate) fn bad_request(msg: &str) -> Response {
     bare_error(StatusCode::BAD_REQUEST, &format!("Bad request - {msg}"))
 }
 
 /// 404 `"Not found"` or `"Not found - <msg>"`.
-pub fn not_found_error(msg: &str) -> Response {
+pub(crate) fn not_found_error(msg: &str) -> Response {
     if msg.is_empty() {
         bare_error(StatusCode::NOT_FOUND, "Not found")
     } else {
@@ -223,7 +232,7 @@ pub fn not_found_error(msg: &str) -> Response {
 }
 
 /// 403 `"Access denied"` or `"Access denied - <msg>"`.
-pub fn access_denied(msg: &str) -> Response {
+pub(crate) fn access_denied(msg: &str) -> Response {
     if msg.is_empty() {
         bare_error(StatusCode::FORBIDDEN, "Access denied")
     } else {
@@ -234,7 +243,7 @@ pub fn access_denied(msg: &str) -> Response {
 /// An action's failure in the legacy form: validation errors are the raw dict with 409 (no
 /// `__type`), authorization 403 and not-found 404 as strings, integrity errors CKAN's
 /// envelope-shaped 400, search errors 400 `Bad search option`, our own failures 500.
-pub fn from_ckan(e: &CkanError) -> Response {
+pub(crate) fn from_ckan(e: &CkanError) -> Response {
     let message = e.message().unwrap_or("");
     match e.kind {
         ErrorKind::Validation | ErrorKind::Conflict => {

@@ -2,12 +2,13 @@
 //! shown as text (never passed through), links and images only to safe schemes, and
 //! `dataset:<name>` written as a link to that dataset's page (CKAN's `render_markdown`).
 
-use catalog_framework::prelude::{CkanResult, Lane};
+use catalog_framework::blocking::Lane;
+use catalog_framework::prelude::CkanResult;
 use pulldown_cmark::{html, Event, Options, Parser, Tag, TagEnd};
 
 /// The longest text rendered, in characters (the default `catalog.max_field_chars` of a
 /// dataset's notes): the rest of a longer text is left out.
-pub const MAX_CHARS: usize = 100_000;
+pub(crate) const MAX_CHARS: usize = 100_000;
 
 /// The deepest nesting of block quotes and lists kept: deeper markers are rendered as the
 /// content of the deepest kept level. `>>>>…` on one line would otherwise make one
@@ -18,7 +19,7 @@ const MAX_NESTING: usize = 32;
 static RENDERING: Lane = Lane::new("markdown");
 
 /// [`render_with_site`] off the async workers.
-pub async fn render_off_thread(markdown: String, site: String) -> CkanResult<String> {
+pub(crate) async fn render_off_thread(markdown: String, site: String) -> CkanResult<String> {
     RENDERING
         .run(move || render_with_site(&markdown, &site))
         .await
@@ -53,7 +54,7 @@ pub fn render(markdown: &str) -> String {
 /// Renders Markdown; `dataset:<name>` becomes a link to `<site>/dataset/<name>`. At most
 /// [`MAX_CHARS`] characters are read and [`MAX_NESTING`] levels of quotes and lists kept, so
 /// the HTML is at most a small multiple of the input.
-pub fn render_with_site(markdown: &str, site: &str) -> String {
+pub(crate) fn render_with_site(markdown: &str, site: &str) -> String {
     let markdown = match markdown.char_indices().nth(MAX_CHARS) {
         Some((end, _)) => &markdown[..end],
         None => markdown,

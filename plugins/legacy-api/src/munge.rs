@@ -11,7 +11,7 @@ const TAG_MAX: usize = 100;
 
 /// `substitute_ascii_equivalents`: Latin-1 letters become their ASCII look-alikes; every other
 /// character at or above U+0080 is dropped; ASCII is kept as is.
-pub fn substitute_ascii(text: &str) -> String {
+pub(crate) fn substitute_ascii(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if c.is_ascii() {
@@ -76,7 +76,7 @@ fn name_chars(name: &str) -> String {
 }
 
 /// `munge_name`: a dataset name from anything (no collapsing of dashes).
-pub fn munge_name(name: &str) -> String {
+pub(crate) fn munge_name(name: &str) -> String {
     to_length(name_chars(name), NAME_MIN, NAME_MAX)
 }
 
@@ -91,7 +91,7 @@ fn is_year(s: &str) -> bool {
 
 /// `munge_title_to_name`: as `munge_name`, then runs of `-` collapse, leading and trailing `-`
 /// go, and a name longer than 95 characters keeps a trailing year-like word when it has one.
-pub fn munge_title_to_name(title: &str) -> String {
+pub(crate) fn munge_title_to_name(title: &str) -> String {
     let chars = name_chars(title);
     let mut name = String::with_capacity(chars.len());
     for c in chars.chars() {
@@ -131,7 +131,7 @@ fn py_space(c: char) -> bool {
 
 /// `munge_tag`: ASCII, lower-cased, stripped, only `[A-Za-z0-9 -]` kept (so `_` and `.` go),
 /// each space → `-` (no collapsing).
-pub fn munge_tag(tag: &str) -> String {
+pub(crate) fn munge_tag(tag: &str) -> String {
     let ascii = substitute_ascii(tag).to_ascii_lowercase();
     let tag: String = ascii
         .trim_matches(py_space)

@@ -9,10 +9,11 @@ use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
 use catalog_framework::prelude::*;
+use catalog_framework::web::{parse_json, path_after};
 
 use crate::common::{bad_request, from_ckan, not_found_error, LegacyRequest, Version};
 
-pub fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<AppState> {
     let mut r = Router::new();
     for prefix in ["/api", "/api/1", "/api/2", "/api/3"] {
         r = r.route(

@@ -8,13 +8,15 @@ use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
 use catalog_framework::prelude::*;
+use catalog_framework::store;
+use catalog_framework::web::{bare_error, path_after};
 
 use crate::common::{bad_request, from_ckan, not_found_error, LegacyRequest};
 use crate::markdown::{render_off_thread, MAX_CHARS};
 use crate::munge::{munge_name, munge_tag, munge_title_to_name};
 use crate::search::{pairs_to_params, request_pairs};
 
-pub fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<AppState> {
     let mut r = Router::new();
     for prefix in ["/api", "/api/1", "/api/2"] {
         r = r.route(&format!("{prefix}/util/{{*path}}"), get(util).post(util));
@@ -239,18 +241,22 @@ async fn group_autocomplete(req: &LegacyRequest, p: &UtilParams, is_org: bool) -
 
 /// Whether a dataset (`package`) or a group or organization (`group`) of any state holds a name.
 async fn name_taken(req: &LegacyRequest, table: &str, name: &str) -> Result<bool, Response> {
-    let sql = format!("SELECT id FROM {table} WHERE name = $1 LIMIT 1");
-    sqlx::query_scalar::<_, String>(&sql)
-        .bind(name)
-        .fetch_optional(&req.app.store.pool)
-        .await
-        .map(|found| found.is_some())
-        .map_err(|_| {
-            bare_error(
-                axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-                "Internal Server Error",
-            )
-        })
+    let mut ctx = req.context();
+    let taken = async {
+        let conn = ctx.db().await?;
+        let taken = if table == "package" {
+            store::package_name_holder(conn, name).await?.is_some()
+        } else {
+            store::group_name_taken(conn, name).await?
+        };
+        CkanResult::Ok(taken)
+    };
+    taken.await.map_err(|_| {
+        bare_error(
+            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+            "Internal Server Error",
+        )
+    })
 }
 
 /// `is_slug_valid?type=package|group&slug=` → `{"valid": bool}`: false when the name is held

@@ -8,8 +8,11 @@
 use std::collections::HashMap;
 
 use catalog_framework::authz;
+use catalog_framework::params::truthy;
 use catalog_framework::prelude::*;
+use catalog_framework::store::time::now_iso;
 use catalog_framework::store::RowExt;
+use catalog_framework::typed::InDict;
 use sqlx::AnyConnection;
 
 /// The plugin: its tables.
@@ -94,8 +97,8 @@ async fn linked_datasets(conn: &mut AnyConnection, related_id: &str) -> sqlx::Re
     Ok(rows.into_iter().map(|(d,)| d).collect())
 }
 
-fn text(p: &Params, key: &str) -> Option<String> {
-    match p.get(key) {
+fn text(v: Option<&Value>) -> Option<String> {
+    match v {
         Some(Value::String(s)) => Some(s.clone()),
         Some(Value::Number(n)) => Some(n.to_string()),
         _ => None,
@@ -125,7 +128,7 @@ fn validate(p: &Params, create: bool) -> CkanResult<Map<String, Value>> {
     let mut errs = validation();
     let mut out = Map::new();
     for key in ["title", "type"] {
-        match text(p, key).filter(|s| !s.is_empty()) {
+        match text(p.get(key)).filter(|s| !s.is_empty()) {
             Some(v) => {
                 out.insert(key.into(), json!(v));
             }
@@ -138,11 +141,11 @@ fn validate(p: &Params, create: bool) -> CkanResult<Map<String, Value>> {
     if let Some(d) = p.get("description").filter(|v| !v.is_null()) {
         out.insert(
             "description".into(),
-            json!(text(p, "description").unwrap_or_else(|| d.to_string())),
+            json!(text(p.get("description")).unwrap_or_else(|| d.to_string())),
         );
     }
     for key in ["image_url", "url"] {
-        if let Some(v) = text(p, key) {
+        if let Some(v) = text(p.get(key)) {
             if valid_url(&v) {
                 out.insert(key.into(), json!(v));
             } else {
@@ -187,14 +190,29 @@ action_params! {
     /// :param dataset_id: optional: the dataset's id or name
     /// :param featured: optional, sysadmins only
     /// :rtype: dictionary
-    pub struct RelatedCreateParams {}
+    pub struct RelatedCreateParams {
+        /// the title
+        title: InDict<String>,
+        /// `idea`, `application`, `visualization` …
+        rel_type: InDict<String> as "type",
+        /// a description
+        description: InDict<String>,
+        /// its URL
+        url: InDict<String>,
+        /// the URL of its image
+        image_url: InDict<String>,
+        /// the id or name of the dataset to link it to
+        dataset_id: InDict<String>,
+        /// featured (an integer; sysadmins only)
+        featured: InDict<i64>,
+    }
 }
 
 async fn related_create(ctx: &mut ActionContext, p: RelatedCreateParams) -> CkanResult<Value> {
     let p = p.__extras;
     ctx.check_access("related_create", &p).await?;
     let fields = validate(&p, true)?;
-    let dataset = match text(&p, "dataset_id").filter(|s| !s.is_empty()) {
+    let dataset = match text(p.get("dataset_id")).filter(|s| !s.is_empty()) {
         None => None,
         Some(d) => {
             let row = ctx.package_row(&d).await?.ok_or_else(|| {
@@ -265,8 +283,8 @@ async fn related_create(ctx: &mut ActionContext, p: RelatedCreateParams) -> Ckan
 }
 
 /// `id` as CKAN's `get_or_bust` reads it.
-fn required_id(p: &Params) -> CkanResult<String> {
-    text(p, "id")
+fn required_id(id: Option<&Value>) -> CkanResult<String> {
+    text(id)
         .filter(|s| !s.is_empty())
         .ok_or_else(|| missing("id"))
 }
@@ -276,12 +294,27 @@ action_params! {
     ///
     /// :param id: the related item's id
     /// :rtype: dictionary
-    pub struct RelatedUpdateParams {}
+    pub struct RelatedUpdateParams {
+        /// the related item's id
+        id: InDict<String>,
+        /// a new title
+        title: InDict<String>,
+        /// a new type
+        rel_type: InDict<String> as "type",
+        /// a new description
+        description: InDict<String>,
+        /// a new URL
+        url: InDict<String>,
+        /// a new image URL
+        image_url: InDict<String>,
+        /// featured (an integer; sysadmins only)
+        featured: InDict<i64>,
+    }
 }
 
 async fn related_update(ctx: &mut ActionContext, p: RelatedUpdateParams) -> CkanResult<Value> {
     let p = p.__extras;
-    let id = required_id(&p)?;
+    let id = required_id(p.get("id"))?;
     let mut item = by_id(ctx.db().await?, &id)
         .await?
         .ok_or_else(|| not_found("Item was not found."))?;
@@ -328,17 +361,19 @@ action_params! {
     /// Delete a related item (its owner, whoever may delete its first dataset, or a sysadmin).
     ///
     /// :param id: the related item's id
-    pub struct RelatedDeleteParams {}
+    pub struct RelatedDeleteParams {
+        /// the related item's id
+        id: Option<Value>,
+    }
 }
 
 async fn related_delete(ctx: &mut ActionContext, p: RelatedDeleteParams) -> CkanResult<Value> {
-    let p = p.__extras;
-    let id = required_id(&p)?;
+    let id = required_id(p.id.as_ref())?;
     let item = by_id(ctx.db().await?, &id)
         .await?
         .ok_or_else(|| not_found(""))?;
     let datasets = linked_datasets(ctx.db().await?, &item.id).await?;
-    let mut auth = p.clone();
+    let mut auth = p.to_params();
     auth.insert("__owner_id".into(), json!(item.owner_id));
     auth.insert("__dataset_id".into(), json!(datasets.first()));
     ctx.check_access("related_delete", &auth).await?;
@@ -359,13 +394,15 @@ action_params! {
     ///
     /// :param id: the related item's id
     /// :rtype: dictionary
-    pub struct RelatedShowParams {}
+    pub struct RelatedShowParams {
+        /// the related item's id
+        id: Option<Value>,
+    }
 }
 
 async fn related_show(ctx: &mut ActionContext, p: RelatedShowParams) -> CkanResult<Value> {
-    let p = p.__extras;
-    let id = required_id(&p)?;
-    ctx.check_access("related_show", &p).await?;
+    let id = required_id(p.id.as_ref())?;
+    ctx.check_access("related_show", &p.to_params()).await?;
     let item = by_id(ctx.db().await?, &id)
         .await?
         .ok_or_else(|| not_found(""))?;
@@ -404,13 +441,22 @@ action_params! {
     /// :param sort: optional: `view_count_asc`, `view_count_desc`, `created_asc`, `created_desc`
     /// :param featured: optional: only featured items
     /// :rtype: list of dictionaries
-    pub struct RelatedListParams {}
+    pub struct RelatedListParams {
+        /// the dataset's id or name
+        id: Option<Value>,
+        /// only the items of this type (without a dataset)
+        type_filter: Option<Value>,
+        /// `view_count_asc`, `view_count_desc`, `created_asc` or `created_desc` (without a
+        /// dataset)
+        sort: Option<Value>,
+        /// only featured items (without a dataset)
+        featured: Option<Value>,
+    }
 }
 
 async fn related_list(ctx: &mut ActionContext, p: RelatedListParams) -> CkanResult<Value> {
-    let p = p.__extras;
-    ctx.check_access("related_list", &p).await?;
-    let dataset = match text(&p, "id").filter(|s| !s.is_empty()) {
+    ctx.check_access("related_list", &p.to_params()).await?;
+    let dataset = match text(p.id.as_ref()).filter(|s| !s.is_empty()) {
         Some(d) => ctx.package_row(&d).await?.map(|row| (d, row)),
         None => None,
     };
@@ -434,15 +480,15 @@ async fn related_list(ctx: &mut ActionContext, p: RelatedListParams) -> CkanResu
             .await?
         }
         None => {
-            let order = match text(&p, "sort").as_deref() {
+            let order = match text(p.sort.as_ref()).as_deref() {
                 Some("view_count_asc") => "view_count ASC, seq",
                 Some("view_count_desc") => "view_count DESC, seq",
                 Some("created_asc") => "created ASC, seq",
                 Some("created_desc") => "created DESC, seq DESC",
                 _ => "seq",
             };
-            let featured = truthy(p.get("featured"));
-            let type_filter = text(&p, "type_filter").unwrap_or_default();
+            let featured = truthy(p.featured.as_ref());
+            let type_filter = text(p.type_filter.as_ref()).unwrap_or_default();
             sqlx::query(&format!(
                 "SELECT {COLUMNS} FROM related WHERE ($1 = '' OR type = $1) AND ($2 = 0 OR featured <> 0) ORDER BY {order}"
             ))
@@ -487,11 +533,11 @@ async fn visible(
 }
 
 register_typed_actions! {
-    false "related_create" RelatedCreate(RelatedCreateParams) => related_create, auth = AuthCreate;
-    false "related_update" RelatedUpdate(RelatedUpdateParams) => related_update, auth = AuthUpdate;
-    false "related_delete" RelatedDelete(RelatedDeleteParams) => related_delete, auth = AuthDelete;
-    true "related_show" RelatedShow(RelatedShowParams) => related_show, auth = AuthPublic;
-    true "related_list" RelatedList(RelatedListParams) => related_list, auth = AuthPublic;
+    write related_create(RelatedCreateParams) => related_create, auth = AuthCreate;
+    write related_update(RelatedUpdateParams) => related_update, auth = AuthUpdate;
+    write related_delete(RelatedDeleteParams) => related_delete, auth = AuthDelete;
+    read related_show(RelatedShowParams) => related_show, auth = AuthPublic;
+    read related_list(RelatedListParams) => related_list, auth = AuthPublic;
 }
 
 struct AuthPublic;

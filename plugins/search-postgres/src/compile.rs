@@ -4,9 +4,11 @@
 
 use std::ops::Bound;
 
+use catalog_framework::error::search_error;
 use catalog_framework::prelude::*;
 use catalog_framework::search::fields::{copied_to_text, kind, FieldKind};
 use catalog_framework::search::query::parse_instant;
+use catalog_framework::search::Query;
 use catalog_framework::search::RangeValue;
 
 use crate::analysis::{self, normalize_unstemmed, phrase_query, prefix_query};

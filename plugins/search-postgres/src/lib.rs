@@ -19,8 +19,15 @@ pub mod schema;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use catalog_framework::error::search_error;
+use catalog_framework::plugin::SearchBackendPlugin;
 use catalog_framework::prelude::*;
+use catalog_framework::register_search_backend;
 use catalog_framework::search::fields::{kind, FieldKind, SORTABLE};
+use catalog_framework::search::{
+    IndexDocument, IndexRebuild, SearchBackend, SearchBackendFactory, SearchBackendInit,
+    SearchHits, SearchRequest, SortField,
+};
 use catalog_framework::store::Backend;
 use sqlx::any::AnyRow;
 use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, Row};

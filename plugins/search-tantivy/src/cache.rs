@@ -7,7 +7,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
-use catalog_framework::prelude::SearchHits;
+use catalog_framework::search::SearchHits;
 
 const MAX_ENTRIES: usize = 512;
 const MAX_BYTES: usize = 32 << 20;
@@ -22,7 +22,7 @@ struct Inner {
 
 /// The cache of one index generation's answers.
 #[derive(Default)]
-pub struct ResultCache(Mutex<Inner>);
+pub(crate) struct ResultCache(Mutex<Inner>);
 
 fn size(key: &str, hits: &SearchHits) -> usize {
     let docs: usize = hits.docs.iter().map(|d| d.len() + 24).sum();
@@ -36,7 +36,7 @@ fn size(key: &str, hits: &SearchHits) -> usize {
 
 impl ResultCache {
     /// The answer to `key` if one was kept for reader generation `generation`.
-    pub fn get(&self, generation: u64, key: &str) -> Option<SearchHits> {
+    pub(crate) fn get(&self, generation: u64, key: &str) -> Option<SearchHits> {
         let inner = self.0.lock().ok()?;
         if inner.generation != generation {
             return None;
@@ -45,7 +45,7 @@ impl ResultCache {
     }
 
     /// Keeps an answer for reader generation `generation`.
-    pub fn put(&self, generation: u64, key: String, hits: &SearchHits) {
+    pub(crate) fn put(&self, generation: u64, key: String, hits: &SearchHits) {
         let cost = size(&key, hits);
         if cost > MAX_BYTES / 16 {
             return;

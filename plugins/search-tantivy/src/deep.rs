@@ -16,7 +16,7 @@ use tantivy::{DateTime, DocAddress, DocId, Score, SegmentOrdinal, SegmentReader}
 
 /// Where a sort key comes from.
 #[derive(Debug, Clone)]
-pub enum Key {
+pub(crate) enum Key {
     Score,
     /// A date fast field (`metadata_modified`, `metadata_created`).
     Date(String),
@@ -26,11 +26,11 @@ pub enum Key {
 type Entry = ([i64; 2], DocAddress);
 
 /// Collects every match with its keys (at most two).
-pub struct DeepCollector {
+pub(crate) struct DeepCollector {
     pub keys: Vec<Key>,
 }
 
-pub struct DeepSegment {
+pub(crate) struct DeepSegment {
     segment: SegmentOrdinal,
     keys: Vec<Key>,
     dates: Vec<Option<Column<DateTime>>>,
@@ -104,7 +104,7 @@ impl SegmentCollector for DeepSegment {
 
 /// The page `[start, start + rows)` of `entries` in the order the keys and directions give
 /// (ties by address).
-pub fn page(
+pub(crate) fn page(
     mut entries: Vec<Entry>,
     descending: &[bool],
     start: usize,

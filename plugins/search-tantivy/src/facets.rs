@@ -12,13 +12,13 @@ use tantivy::columnar::StrColumn;
 use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
 
 /// Counts the values of string fast-field columns (`s.<field>`) over the matching documents.
-pub struct FacetCollector {
+pub(crate) struct FacetCollector {
     /// The column names, one per facet field.
     pub columns: Vec<String>,
 }
 
 /// One segment's counters.
-pub struct FacetSegmentCollector {
+pub(crate) struct FacetSegmentCollector {
     columns: Vec<Option<StrColumn>>,
     counts: Vec<Vec<u32>>,
     /// Per column and ordinal: the last document counted for it, so that a document holding a
@@ -27,7 +27,7 @@ pub struct FacetSegmentCollector {
 }
 
 /// Per column: value → number of documents.
-pub type FacetFruit = Vec<HashMap<String, u64>>;
+pub(crate) type FacetFruit = Vec<HashMap<String, u64>>;
 
 impl Collector for FacetCollector {
     type Fruit = FacetFruit;

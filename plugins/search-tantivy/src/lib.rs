@@ -24,8 +24,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
+use catalog_framework::error::search_error;
+use catalog_framework::plugin::SearchBackendPlugin;
 use catalog_framework::prelude::*;
+use catalog_framework::register_search_backend;
 use catalog_framework::search::fields::{kind, FieldKind, SORTABLE};
+use catalog_framework::search::{
+    IndexDocument, IndexRebuild, SearchBackend, SearchBackendFactory, SearchBackendInit,
+    SearchHits, SearchRequest, SortField,
+};
 use tantivy::aggregation::agg_req::Aggregations;
 use tantivy::aggregation::agg_result::AggregationResults;
 use tantivy::aggregation::{AggContextParams, AggregationCollector, AggregationLimitsGuard};

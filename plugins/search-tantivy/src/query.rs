@@ -4,6 +4,7 @@ use std::ops::Bound;
 
 use catalog_framework::prelude::*;
 use catalog_framework::search::fields::{kind, FieldKind};
+use catalog_framework::search::Query;
 use catalog_framework::search::RangeValue;
 use tantivy::query::{
     AllQuery, BooleanQuery, BoostQuery, EmptyQuery, FuzzyTermQuery, Occur, PhraseQuery,

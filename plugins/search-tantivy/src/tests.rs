@@ -1,5 +1,6 @@
 use super::*;
 use catalog_framework::search::query::{parse_lucene, parse_q};
+use catalog_framework::search::SortKey;
 use chrono::Utc;
 
 fn pkg(

@@ -3,49 +3,14 @@
 
 use std::collections::HashSet;
 
+use catalog_framework::params::bool_param;
 use catalog_framework::prelude::*;
-use catalog_framework::store as q;
 
 use crate::auth::{CreateAuth, DeleteAuth, EditAuth, PackageEditAuth, ReadAuth, SysadminAuth};
 use crate::defaults;
+use crate::resources::{find_resource, resources_of};
 use crate::store::{self, ViewRow};
 use crate::validate::{self, is_empty, text};
-
-/// An active resource by id: its dataset's id and the stored resource dict. `lock` (in the
-/// writing actions) locks the dataset's row until the call commits (PostgreSQL: `FOR
-/// UPDATE`; SQLite's write transaction excludes other writers anyway), so that concurrent
-/// writers of one dataset's views (the next `order`, a reorder) run one after the other.
-pub(crate) async fn find_resource(
-    ctx: &mut ActionContext,
-    id: &str,
-    lock: bool,
-) -> CkanResult<Option<(String, Map<String, Value>)>> {
-    if id.is_empty() {
-        return Ok(None);
-    }
-    let Some(pkg) = q::active_resource_package_id(ctx.db().await?, id).await? else {
-        return Ok(None);
-    };
-    let row = if lock {
-        ctx.package_for_update(&pkg).await?
-    } else {
-        ctx.package_row(&pkg).await?
-    };
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    let doc: Value = serde_json::from_str(&row.data)?;
-    let resource = doc
-        .get("resources")
-        .and_then(Value::as_array)
-        .and_then(|rs| {
-            rs.iter()
-                .find(|r| r.get("id").and_then(Value::as_str) == Some(id))
-        })
-        .and_then(Value::as_object)
-        .cloned();
-    Ok(resource.map(|r| (row.id, r)))
-}
 
 /// What the auth functions get: the resource and its dataset.
 fn auth_data(resource_id: &str, package_id: &str) -> Params {
@@ -440,11 +405,8 @@ pub(crate) async fn resource_view_clear(
     ctx: &mut ActionContext,
     p: ResourceViewClearParams,
 ) -> CkanResult<Value> {
-    let mut data = p.__extras;
-    if let Some(v) = &p.view_types {
-        data.insert("view_types".into(), v.clone());
-    }
-    ctx.check_access("resource_view_clear", &data).await?;
+    ctx.check_access("resource_view_clear", &p.to_params())
+        .await?;
     let types: Vec<String> = match p.view_types {
         None => Vec::new(),
         Some(Value::String(s)) => vec![s],
@@ -563,26 +525,16 @@ pub(crate) async fn package_create_default_resource_views(
     Ok(Value::Array(created))
 }
 
-/// A dataset document's resources.
-pub(crate) fn resources_of(doc: &Map<String, Value>) -> Vec<Map<String, Value>> {
-    doc.get("resources")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|r| r.as_object().cloned())
-        .collect()
-}
-
 register_typed_actions! {
-    false "resource_view_create" ResourceViewCreate(ResourceViewCreateParams) => resource_view_create, auth = CreateAuth;
-    false "resource_view_update" ResourceViewUpdate(ResourceViewUpdateParams) => resource_view_update, auth = EditAuth;
-    true "resource_view_show" ResourceViewShow(ResourceViewShowParams) => resource_view_show, auth = ReadAuth;
-    true "resource_view_list" ResourceViewList(ResourceViewListParams) => resource_view_list, auth = ReadAuth;
-    false "resource_view_reorder" ResourceViewReorder(ResourceViewReorderParams) => resource_view_reorder, auth = EditAuth;
-    false "resource_view_delete" ResourceViewDelete(ResourceViewDeleteParams) => resource_view_delete, auth = DeleteAuth;
-    false "resource_view_clear" ResourceViewClear(ResourceViewClearParams) => resource_view_clear, auth = SysadminAuth;
-    false "resource_create_default_resource_views" ResourceCreateDefaultResourceViews(ResourceCreateDefaultResourceViewsParams) => resource_create_default_resource_views, auth = CreateAuth;
-    false "package_create_default_resource_views" PackageCreateDefaultResourceViews(PackageCreateDefaultResourceViewsParams) => package_create_default_resource_views, auth = PackageEditAuth;
+    write resource_view_create(ResourceViewCreateParams) => resource_view_create, auth = CreateAuth;
+    write resource_view_update(ResourceViewUpdateParams) => resource_view_update, auth = EditAuth;
+    read resource_view_show(ResourceViewShowParams) => resource_view_show, auth = ReadAuth;
+    read resource_view_list(ResourceViewListParams) => resource_view_list, auth = ReadAuth;
+    write resource_view_reorder(ResourceViewReorderParams) => resource_view_reorder, auth = EditAuth;
+    write resource_view_delete(ResourceViewDeleteParams) => resource_view_delete, auth = DeleteAuth;
+    write resource_view_clear(ResourceViewClearParams) => resource_view_clear, auth = SysadminAuth;
+    write resource_create_default_resource_views(ResourceCreateDefaultResourceViewsParams) => resource_create_default_resource_views, auth = CreateAuth;
+    write package_create_default_resource_views(PackageCreateDefaultResourceViewsParams) => package_create_default_resource_views, auth = PackageEditAuth;
 }
 
 #[cfg(test)]

@@ -67,7 +67,7 @@ fn resource_ids(doc: Option<&Value>) -> Vec<String> {
 }
 
 /// The event subscriber: default views for new resources, no views for gone ones.
-pub struct DefaultViews;
+pub(crate) struct DefaultViews;
 
 #[async_trait]
 impl EventSubscriber for DefaultViews {
@@ -103,7 +103,7 @@ impl EventSubscriber for DefaultViews {
                 let Some(doc) = object(event.after.as_ref()) else {
                     return Ok(());
                 };
-                for r in crate::actions::resources_of(&doc) {
+                for r in crate::resources::resources_of(&doc) {
                     add_views_to_resource(ctx, &r, &doc, false).await?;
                 }
             }
@@ -128,7 +128,7 @@ impl EventSubscriber for DefaultViews {
 
 /// The stored document of a resource's dataset (empty when the resource is gone).
 async fn package_of(ctx: &mut ActionContext, resource_id: &str) -> CkanResult<Map<String, Value>> {
-    let Some((package_id, _)) = crate::actions::find_resource(ctx, resource_id, false).await?
+    let Some((package_id, _)) = crate::resources::find_resource(ctx, resource_id, false).await?
     else {
         return Ok(Map::new());
     };

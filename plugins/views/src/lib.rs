@@ -11,6 +11,7 @@
 mod actions;
 mod auth;
 mod defaults;
+mod resources;
 mod store;
 pub mod types;
 mod validate;

@@ -2,12 +2,13 @@
 
 use catalog_framework::prelude::*;
 use catalog_framework::store::placeholders;
+use catalog_framework::store::RowExt;
 use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
 /// A view as it is stored.
 #[derive(Debug, Clone)]
-pub struct ViewRow {
+pub(crate) struct ViewRow {
     pub id: String,
     pub resource_id: String,
     pub title: Option<String>,
@@ -39,7 +40,7 @@ impl ViewRow {
 
     /// CKAN's view dict: the columns but `order`, the config's keys flattened in, then the
     /// dataset's id.
-    pub fn to_dict(&self, package_id: &str) -> Value {
+    pub(crate) fn to_dict(&self, package_id: &str) -> Value {
         let mut d = Map::new();
         d.insert("id".into(), json!(self.id));
         d.insert("resource_id".into(), json!(self.resource_id));
@@ -55,7 +56,7 @@ impl ViewRow {
 
     /// The row as CKAN's activity data holds it: the columns with `order` and the config
     /// nested, then the dataset's id.
-    pub fn to_activity_data(&self, package_id: &str) -> Value {
+    pub(crate) fn to_activity_data(&self, package_id: &str) -> Value {
         json!({
             "id": self.id,
             "resource_id": self.resource_id,
@@ -70,7 +71,7 @@ impl ViewRow {
 }
 
 /// One view by id.
-pub async fn get(conn: &mut AnyConnection, id: &str) -> sqlx::Result<Option<ViewRow>> {
+pub(crate) async fn get(conn: &mut AnyConnection, id: &str) -> sqlx::Result<Option<ViewRow>> {
     let row = sqlx::query(&format!("SELECT {COLS} FROM resource_view WHERE id = $1"))
         .bind(id)
         .fetch_optional(&mut *conn)
@@ -79,7 +80,7 @@ pub async fn get(conn: &mut AnyConnection, id: &str) -> sqlx::Result<Option<View
 }
 
 /// A resource's views in their order.
-pub async fn of_resource(
+pub(crate) async fn of_resource(
     conn: &mut AnyConnection,
     resource_id: &str,
 ) -> sqlx::Result<Vec<ViewRow>> {
@@ -93,7 +94,10 @@ pub async fn of_resource(
 }
 
 /// The highest `view_order` of a resource's views.
-pub async fn max_order(conn: &mut AnyConnection, resource_id: &str) -> sqlx::Result<Option<i64>> {
+pub(crate) async fn max_order(
+    conn: &mut AnyConnection,
+    resource_id: &str,
+) -> sqlx::Result<Option<i64>> {
     let row = sqlx::query("SELECT MAX(view_order) AS m FROM resource_view WHERE resource_id = $1")
         .bind(resource_id)
         .fetch_one(&mut *conn)
@@ -102,7 +106,7 @@ pub async fn max_order(conn: &mut AnyConnection, resource_id: &str) -> sqlx::Res
 }
 
 /// Writes a new view.
-pub async fn insert(conn: &mut AnyConnection, v: &ViewRow) -> CkanResult<()> {
+pub(crate) async fn insert(conn: &mut AnyConnection, v: &ViewRow) -> CkanResult<()> {
     sqlx::query(&format!(
         "INSERT INTO resource_view ({COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7)"
     ))
@@ -119,7 +123,7 @@ pub async fn insert(conn: &mut AnyConnection, v: &ViewRow) -> CkanResult<()> {
 }
 
 /// Rewrites a view's columns (all but its id).
-pub async fn update(conn: &mut AnyConnection, v: &ViewRow) -> CkanResult<()> {
+pub(crate) async fn update(conn: &mut AnyConnection, v: &ViewRow) -> CkanResult<()> {
     sqlx::query(
         "UPDATE resource_view SET resource_id = $2, title = $3, description = $4, \
          view_type = $5, view_order = $6, config = $7 WHERE id = $1",
@@ -137,7 +141,11 @@ pub async fn update(conn: &mut AnyConnection, v: &ViewRow) -> CkanResult<()> {
 }
 
 /// Sets the order of views: `ids[i]` gets `first + i`.
-pub async fn set_order(conn: &mut AnyConnection, ids: &[String], first: i64) -> sqlx::Result<()> {
+pub(crate) async fn set_order(
+    conn: &mut AnyConnection,
+    ids: &[String],
+    first: i64,
+) -> sqlx::Result<()> {
     for (i, id) in ids.iter().enumerate() {
         sqlx::query("UPDATE resource_view SET view_order = $2 WHERE id = $1")
             .bind(id)
@@ -149,7 +157,7 @@ pub async fn set_order(conn: &mut AnyConnection, ids: &[String], first: i64) -> 
 }
 
 /// Deletes one view.
-pub async fn delete(conn: &mut AnyConnection, id: &str) -> sqlx::Result<()> {
+pub(crate) async fn delete(conn: &mut AnyConnection, id: &str) -> sqlx::Result<()> {
     sqlx::query("DELETE FROM resource_view WHERE id = $1")
         .bind(id)
         .execute(&mut *conn)
@@ -158,7 +166,7 @@ pub async fn delete(conn: &mut AnyConnection, id: &str) -> sqlx::Result<()> {
 }
 
 /// Deletes every view of these resources.
-pub async fn delete_of_resources(
+pub(crate) async fn delete_of_resources(
     conn: &mut AnyConnection,
     resource_ids: &[String],
 ) -> sqlx::Result<()> {
@@ -178,7 +186,7 @@ pub async fn delete_of_resources(
 
 /// Deletes the views of these types, or every view when `types` is empty (CKAN's
 /// `ResourceView.delete_all`).
-pub async fn clear(conn: &mut AnyConnection, types: &[String]) -> sqlx::Result<()> {
+pub(crate) async fn clear(conn: &mut AnyConnection, types: &[String]) -> sqlx::Result<()> {
     if types.is_empty() {
         sqlx::query("DELETE FROM resource_view")
             .execute(&mut *conn)

@@ -1,6 +1,7 @@
 //! The view types CKAN 2.12 ships (ckanext/imageview, textview, webpageview,
 //! datatablesview). The recline views were removed in CKAN 2.11 and are not registered.
 
+use catalog_framework::params::truthy;
 use catalog_framework::prelude::*;
 
 use crate::view_type::{ConfigKey, ConfigRule, ResourceView, ViewContext, ViewInfo};

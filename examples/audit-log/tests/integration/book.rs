@@ -1,4 +1,4 @@
-//! The plugin guide's chapters on the lifecycle, chained actions and domain events walk through
+//! The plugin guide's chapters on actions, the lifecycle, chained actions and domain events walk through
 //! this crate (and custom-action's chained `status_show`, core's `ctx.emit` calls): every Rust block in them must be a
 //! copy of that code, so that the book cannot drift from the API.
 
@@ -7,7 +7,7 @@ use std::path::Path;
 #[test]
 fn the_chapters_rust_blocks_are_copies_of_the_examples() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let chapters = ["lifecycle.md", "chained.md", "events.md"]
+    let chapters = ["action.md", "lifecycle.md", "chained.md", "events.md"]
         .map(|c| root.join("../../book/src/plugin-guide").join(c));
     let sources = [
         "src/lib.rs",
@@ -16,5 +16,5 @@ fn the_chapters_rust_blocks_are_copies_of_the_examples() {
         "../../plugins/core/src/resource/delete.rs",
     ]
     .map(|s| root.join(s));
-    catalog_framework::testkit::assert_book_blocks_are_copies(&chapters, &sources);
+    catalog_host::testkit::assert_book_blocks_are_copies(&chapters, &sources);
 }

@@ -7,57 +7,18 @@ use catalog_plugin_schema as _;
 use catalog_plugin_search_tantivy as _;
 use example_dataset_type as _;
 
-use catalog_framework::prelude::{ActionContext, AppState, Principal};
-use catalog_framework::prelude::{CkanError, ErrorKind};
+use catalog_framework::prelude::ErrorKind;
+use catalog_host::testkit::{StoreKind, TestApp};
 use serde_json::{json, Value};
 
-/// An app on SQLite in a temporary directory, with no HTTP server: actions are called
-/// through `ActionContext::run_top`, as the HTTP handler calls them.
-struct TestApp {
-    app: AppState,
-    sysadmin: Principal,
-    _data_dir: tempfile::TempDir,
-}
-
-impl TestApp {
-    async fn start() -> anyhow::Result<TestApp> {
-        let data_dir = tempfile::tempdir()?;
-        let database_url = catalog_framework::store::Store::sqlite_url_in(data_dir.path());
-        let config = catalog_framework::prelude::Config::default();
-        let app =
-            catalog_framework::build_app(config, &database_url, data_dir.path().into()).await?;
-        let user = catalog_plugin_core::admin::create_user(
-            &app,
-            "admin",
-            "admin@example.org",
-            "pass1234",
-            true,
-        )
-        .await?;
-        let sysadmin = Principal {
-            id: user["id"].as_str().unwrap_or_default().to_string(),
-            name: "admin".into(),
-            sysadmin: true,
-            state: "active".into(),
-        };
-        let test = TestApp {
-            app,
-            sysadmin,
-            _data_dir: data_dir,
-        };
-        test.call("organization_create", json!({"name": "statistics-office"}))
-            .await
-            .map_err(|e| anyhow::anyhow!("{}", e.to_error_object()))?;
-        Ok(test)
-    }
-
-    /// Runs an action as the sysadmin, in its own transaction.
-    async fn call(&self, action: &str, params: Value) -> Result<Value, CkanError> {
-        let params = params.as_object().cloned().unwrap_or_default();
-        ActionContext::new(self.app.clone(), Some(self.sysadmin.clone()))
-            .run_top(action, params)
-            .await
-    }
+/// An app on SQLite in a temporary directory, with no HTTP server (actions are called through
+/// `ActionContext::run_top`, as the HTTP handler calls them), and the organization the
+/// surveys belong to.
+async fn start() -> TestApp {
+    let t = TestApp::start(StoreKind::Sqlite).await;
+    t.ok("organization_create", json!({"name": "statistics-office"}))
+        .await;
+    t
 }
 
 fn extra_keys(dataset: &Value) -> Vec<&str> {
@@ -71,10 +32,10 @@ fn extra_keys(dataset: &Value) -> Vec<&str> {
 
 #[tokio::test]
 async fn a_valid_survey_is_created_and_shown_with_its_year() {
-    let t = TestApp::start().await.unwrap();
+    let t = start().await;
 
     let created = t
-        .call(
+        .ok(
             "package_create",
             json!({
                 "name": "household-survey-1999",
@@ -85,8 +46,7 @@ async fn a_valid_survey_is_created_and_shown_with_its_year() {
                 "extras": [{"key": "sample_size", "value": "12000"}],
             }),
         )
-        .await
-        .unwrap();
+        .await;
     assert_eq!(created["type"], json!("survey"));
     assert_eq!(created["survey_year"], json!(1999));
     // The default schema ran too: it trimmed the title.
@@ -95,65 +55,60 @@ async fn a_valid_survey_is_created_and_shown_with_its_year() {
     assert_eq!(extra_keys(&created), ["sample_size"]);
 
     let shown = t
-        .call("package_show", json!({"id": "household-survey-1999"}))
-        .await
-        .unwrap();
+        .ok("package_show", json!({"id": "household-survey-1999"}))
+        .await;
     assert_eq!(shown["survey_year"], json!(1999));
     assert_eq!(shown["id"], created["id"]);
 
     // Search results are shown dicts too.
     let found = t
-        .call("package_search", json!({"fq": "dataset_type:survey"}))
-        .await
-        .unwrap();
+        .ok("package_search", json!({"fq": "dataset_type:survey"}))
+        .await;
     assert_eq!(found["count"], json!(1));
     assert_eq!(found["results"][0]["survey_year"], json!(1999));
 
     // A string of digits (what a form or query string sends) is an integer once stored.
     let from_form = t
-        .call(
+        .ok(
             "package_create",
             json!({"name": "labour-survey", "type": "survey", "survey_year": "2001",
                    "owner_org": "statistics-office"}),
         )
-        .await
-        .unwrap();
+        .await;
     assert_eq!(from_form["survey_year"], json!(2001));
 
     // package_patch merges the shown dict, so the year survives a patch of another field…
     let patched = t
-        .call(
+        .ok(
             "package_patch",
             json!({"id": "labour-survey", "notes": "Quarterly."}),
         )
-        .await
-        .unwrap();
+        .await;
     assert_eq!(patched["survey_year"], json!(2001));
     assert_eq!(patched["notes"], json!("Quarterly."));
     // …and can change it.
     let patched = t
-        .call(
+        .ok(
             "package_patch",
             json!({"id": "labour-survey", "survey_year": 2005}),
         )
-        .await
-        .unwrap();
+        .await;
     assert_eq!(patched["survey_year"], json!(2005));
     assert!(extra_keys(&patched).is_empty());
 }
 
 #[tokio::test]
 async fn an_invalid_survey_gets_ckan_shaped_errors_and_is_not_stored() {
-    let t = TestApp::start().await.unwrap();
+    let t = start().await;
 
     let err = t
-        .call(
+        .fail(
+            Some(&t.admin),
             "package_create",
             json!({"name": "old-survey", "type": "survey", "survey_year": 1850,
                    "owner_org": "statistics-office"}),
         )
-        .await
-        .unwrap_err();
+        .await;
     assert_eq!(err.kind, ErrorKind::Validation);
     assert_eq!(err.status(), 409);
     assert_eq!(
@@ -163,36 +118,36 @@ async fn an_invalid_survey_gets_ckan_shaped_errors_and_is_not_stored() {
 
     // The default schema's errors and ours come in one answer.
     let err = t
-        .call(
+        .fail(
+            Some(&t.admin),
             "package_create",
             json!({"name": "Not A Valid Name", "type": "survey",
                    "owner_org": "statistics-office"}),
         )
-        .await
-        .unwrap_err();
+        .await;
     assert_eq!(err.body["survey_year"], json!(["Missing value"]));
     assert!(err.body.contains_key("name"), "{}", err.to_error_object());
 
     let err = t
-        .call(
+        .fail(
+            Some(&t.admin),
             "package_create",
             json!({"name": "year-unknown", "type": "survey", "survey_year": "soon",
                    "owner_org": "statistics-office"}),
         )
-        .await
-        .unwrap_err();
+        .await;
     assert_eq!(err.body["survey_year"], json!(["Invalid integer"]));
 
     // The year cannot be smuggled in as an extra.
     let err = t
-        .call(
+        .fail(
+            Some(&t.admin),
             "package_create",
             json!({"name": "twice", "type": "survey", "survey_year": 1999,
                    "extras": [{"key": "survey_year", "value": "1850"}],
                    "owner_org": "statistics-office"}),
         )
-        .await
-        .unwrap_err();
+        .await;
     assert_eq!(
         err.body["survey_year"],
         json!(["Give survey_year as a field, not as an extra"])
@@ -201,20 +156,18 @@ async fn an_invalid_survey_gets_ckan_shaped_errors_and_is_not_stored() {
     // A failed create changes nothing.
     for name in ["old-survey", "year-unknown", "twice"] {
         let err = t
-            .call("package_show", json!({"id": name}))
-            .await
-            .unwrap_err();
+            .fail(Some(&t.admin), "package_show", json!({"id": name}))
+            .await;
         assert_eq!(err.kind, ErrorKind::NotFound, "{name}");
     }
 
     // Ordinary datasets keep the default schema: no survey_year needed.
     let plain = t
-        .call(
+        .ok(
             "package_create",
             json!({"name": "plain", "owner_org": "statistics-office"}),
         )
-        .await
-        .unwrap();
+        .await;
     assert_eq!(plain["type"], json!("dataset"));
     assert!(plain.get("survey_year").is_none());
 }

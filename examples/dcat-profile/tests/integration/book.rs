@@ -18,9 +18,9 @@ fn the_chapters_rust_blocks_are_copies_of_this_crate() {
     let chapter = root.join(CHAPTER);
     let text = std::fs::read_to_string(&chapter).expect("the chapter exists");
     assert!(
-        catalog_framework::testkit::rust_pieces(&text).len() >= 3,
+        catalog_host::testkit::rust_pieces(&text).len() >= 3,
         "the chapter shows the profile's code"
     );
     let sources: Vec<_> = SOURCES.iter().map(|s| root.join(s)).collect();
-    catalog_framework::testkit::assert_book_blocks_are_copies(&[chapter], &sources);
+    catalog_host::testkit::assert_book_blocks_are_copies(&[chapter], &sources);
 }

@@ -5,6 +5,7 @@ use catalog_plugin_core as _;
 use catalog_plugin_schema as _;
 use catalog_plugin_search_tantivy as _;
 
+use catalog_host::testkit::{StoreKind, TestApp};
 use serde_json::{json, Value};
 
 async fn get(client: &reqwest::Client, url: &str) -> (u16, Value) {
@@ -15,26 +16,18 @@ async fn get(client: &reqwest::Client, url: &str) -> (u16, Value) {
 
 #[tokio::test]
 async fn serves_its_own_routes_beside_the_nested_catalog() {
-    let data_dir = tempfile::tempdir().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let base = format!("http://{addr}");
 
-    let mut config = catalog_framework::prelude::Config::default();
-    config.catalog.site_title = "Example Portal".into();
-    config.catalog.site_url = format!("{base}{}", example_embedding::CATALOG_PREFIX);
-    config.catalog.auth.create_unowned_dataset = true;
-    let database_url = catalog_framework::store::Store::sqlite_url_in(data_dir.path());
-    let app = catalog_framework::build_app(config, &database_url, data_dir.path().into())
-        .await
-        .unwrap();
-    let server = tokio::spawn(example_embedding::serve(app.clone(), listener));
-    catalog_plugin_core::admin::create_user(&app, "admin", "a@example.org", "pass1234", true)
-        .await
-        .unwrap();
-    let token = catalog_plugin_core::admin::create_token(&app, "admin", "tests")
-        .await
-        .unwrap();
+    let t = TestApp::start_with(StoreKind::Sqlite, |config| {
+        config.catalog.site_title = "Example Portal".into();
+        config.catalog.site_url = format!("{base}{}", example_embedding::CATALOG_PREFIX);
+        config.catalog.auth.create_unowned_dataset = true;
+    })
+    .await;
+    let server = tokio::spawn(example_embedding::serve(t.app.clone(), listener));
+    let token = t.token("admin", "tests").await;
     let client = reqwest::Client::new();
 
     // Our own route, before any dataset exists.

@@ -1,4 +1,7 @@
+use catalog_framework::params::{decode, text};
 use catalog_framework::prelude::*;
+use catalog_framework::store::time::format_iso;
+use catalog_framework::typed::Raw;
 
 use super::insert_token;
 
@@ -11,12 +14,23 @@ action_params! {
     ///   `expires_in * unit` seconds (CKAN's expire_api_token plugin)
     /// :param unit: seconds per `expires_in` unit (60, 3600, 86400, 604800 …)
     /// :rtype: dictionary with `token` and `id`
-    pub struct ApiTokenCreateParams {}
+    pub struct ApiTokenCreateParams {
+        /// the user's name or id (required, as is `name`: each `Missing value` at once, then
+        /// checked one at a time)
+        user: Option<Value>,
+        /// the token's name
+        name: Option<Value>,
+        /// with `unit`: the token stops working after `expires_in * unit` seconds (a
+        /// positive integer; given, even null, both are required)
+        expires_in: Raw,
+        /// seconds per `expires_in` unit (a positive integer)
+        unit: Raw,
+    }
 }
 
 /// A positive integer as CKAN's `is_positive_integer` reads it.
-fn positive_integer(p: &Params, key: &str, errs: &mut ValidationBuilder) -> Option<i64> {
-    let n = match p.get(key) {
+fn positive_integer(v: &Raw, key: &str, errs: &mut ValidationBuilder) -> Option<i64> {
+    let n = match v.get() {
         None | Some(Value::Null) => {
             errs.push(key, "Missing value");
             return None;
@@ -37,31 +51,31 @@ fn positive_integer(p: &Params, key: &str, errs: &mut ValidationBuilder) -> Opti
     None
 }
 
-pub async fn api_token_create(
+pub(crate) async fn api_token_create(
     ctx: &mut ActionContext,
     p: ApiTokenCreateParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
     let mut errs = ValidationBuilder::default();
-    for k in ["user", "name"] {
-        if opt_str(&p, k).is_none_or(|s| s.is_empty()) {
+    for (k, v) in [("user", &p.user), ("name", &p.name)] {
+        if text(v.as_ref()).is_none_or(|s| s.is_empty()) {
             errs.push(k, "Missing value");
         }
     }
     errs.finish()?;
-    let (user, name) = (req_str(&p, "user")?, req_str(&p, "name")?);
+    let user: String = decode("user", p.user.as_ref())?;
+    let name: String = decode("name", p.name.as_ref())?;
     let u = ctx
         .user_row(&user)
         .await?
         .ok_or_else(|| not_found("User not found"))?;
-    let mut auth = p.clone();
+    let mut auth = p.to_params();
     auth.insert("user".into(), json!(u.id));
     ctx.check_access("api_token_create", &auth).await?;
     // An expiry is optional here; given, it needs both halves.
-    let expires_at = if p.contains_key("expires_in") || p.contains_key("unit") {
+    let expires_at = if p.expires_in.get().is_some() || p.unit.get().is_some() {
         let mut errs = validation();
-        let expires_in = positive_integer(&p, "expires_in", &mut errs);
-        let unit = positive_integer(&p, "unit", &mut errs);
+        let expires_in = positive_integer(&p.expires_in, "expires_in", &mut errs);
+        let unit = positive_integer(&p.unit, "unit", &mut errs);
         errs.finish()?;
         let seconds = expires_in
             .zip(unit)

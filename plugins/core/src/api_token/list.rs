@@ -1,18 +1,26 @@
+use catalog_framework::params::text;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
 action_params! {
     /// Return a user's API tokens, oldest first.
-    pub struct ApiTokenListParams {}
+    pub struct ApiTokenListParams {
+        /// the user's id or name
+        user_id: Option<Value>,
+        /// the user's id or name, when `user_id` is not given (CKAN before 2.10)
+        user: Option<Value>,
+    }
 }
 
-pub async fn api_token_list(ctx: &mut ActionContext, p: ApiTokenListParams) -> CkanResult<Value> {
-    let p = p.__extras;
-    let r = opt_str(&p, "user_id")
-        .or_else(|| opt_str(&p, "user"))
+pub(crate) async fn api_token_list(
+    ctx: &mut ActionContext,
+    p: ApiTokenListParams,
+) -> CkanResult<Value> {
+    let r = text(p.user_id.as_ref())
+        .or_else(|| text(p.user.as_ref()))
         .filter(|s| !s.is_empty())
         .ok_or_else(|| missing("user_id"))?;
-    let mut auth = p.clone();
+    let mut auth = p.to_params();
     auth.insert("user_id".into(), json!(r));
     ctx.check_access("api_token_list", &auth).await?;
     let u = ctx

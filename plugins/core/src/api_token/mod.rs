@@ -3,6 +3,7 @@
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::store::time::now_iso;
 
 pub(crate) mod create;
 pub(crate) mod list;

@@ -1,18 +1,23 @@
 use catalog_framework::authz;
+use catalog_framework::params::text;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
 action_params! {
     /// Revoke an API token (by `token` or `jti`).
-    pub struct ApiTokenRevokeParams {}
+    pub struct ApiTokenRevokeParams {
+        /// the token to revoke
+        token: Option<Value>,
+        /// the token's id (`jti`), instead of the token
+        jti: Option<Value>,
+    }
 }
 
-pub async fn api_token_revoke(
+pub(crate) async fn api_token_revoke(
     ctx: &mut ActionContext,
     p: ApiTokenRevokeParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    let jti = match (opt_str(&p, "jti"), opt_str(&p, "token")) {
+    let jti = match (text(p.jti.as_ref()), text(p.token.as_ref())) {
         (Some(j), _) if !j.is_empty() => j,
         (_, Some(t)) if !t.is_empty() => match authz::token_id(&t) {
             Some(id) => id.to_string(),
@@ -20,7 +25,7 @@ pub async fn api_token_revoke(
         },
         _ => return Err(missing("token")),
     };
-    let mut auth = p.clone();
+    let mut auth = p.to_params();
     auth.insert("jti".into(), json!(jti));
     ctx.check_access("api_token_revoke", &auth).await?;
     q::delete_api_token(ctx.db().await?, &jti).await?;

@@ -1,5 +1,7 @@
+use catalog_framework::params::decode;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::store::time::now_iso;
 
 use super::{capacities, collaborator_target};
 
@@ -8,16 +10,19 @@ action_params! {
     pub struct PackageCollaboratorCreateParams {
         /// the id or name of the dataset
         id: String,
+        /// the id or name of the user (required, as is `capacity`: checked one at a time)
+        user_id: Option<Value>,
+        /// `editor` or `member` (or `admin`, when `catalog.auth.allow_admin_collaborators`)
+        capacity: Option<Value>,
     }
 }
 
-pub async fn package_collaborator_create(
+pub(crate) async fn package_collaborator_create(
     ctx: &mut ActionContext,
     p: PackageCollaboratorCreateParams,
 ) -> CkanResult<Value> {
-    let (id, p) = (p.id, p.__extras);
-    req_str(&p, "user_id")?;
-    let capacity = req_str(&p, "capacity")?;
+    decode::<String>("user_id", p.user_id.as_ref())?;
+    let capacity: String = decode("capacity", p.capacity.as_ref())?;
     let caps = capacities(ctx);
     if !caps.contains(&capacity.as_str()) {
         return Err(validation_message(format!(
@@ -27,8 +32,8 @@ pub async fn package_collaborator_create(
     }
     let (pkg, user) = collaborator_target(
         ctx,
-        &id,
-        &p,
+        (&p.id, p.user_id.as_ref()),
+        p.to_params(),
         "package_collaborator_create",
         "Dataset not found",
     )

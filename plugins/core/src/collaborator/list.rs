@@ -1,3 +1,4 @@
+use catalog_framework::params::text;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
@@ -8,24 +9,24 @@ action_params! {
     pub struct PackageCollaboratorListParams {
         /// the id or name of the dataset
         id: String,
+        /// only the collaborators with this capacity
+        capacity: Option<Value>,
     }
 }
 
-pub async fn package_collaborator_list(
+pub(crate) async fn package_collaborator_list(
     ctx: &mut ActionContext,
     p: PackageCollaboratorListParams,
 ) -> CkanResult<Value> {
-    let id = p.id;
-    let p = p.__extras;
     let pkg = ctx
-        .package_row(&id)
+        .package_row(&p.id)
         .await?
         .ok_or_else(|| not_found("Package not found"))?;
-    let mut auth = p.clone();
+    let mut auth = p.to_params();
     auth.insert("id".into(), json!(pkg.id));
     ctx.check_access("package_collaborator_list", &auth).await?;
     enabled(ctx)?;
-    let capacity = opt_str(&p, "capacity");
+    let capacity = text(p.capacity.as_ref());
     if let Some(c) = &capacity {
         let caps = capacities(ctx);
         if !caps.contains(&c.as_str()) {

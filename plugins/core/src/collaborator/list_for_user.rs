@@ -1,3 +1,4 @@
+use catalog_framework::params::{decode, text};
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
@@ -5,25 +6,29 @@ use super::enabled;
 
 action_params! {
     /// Return the datasets a user collaborates on.
-    pub struct PackageCollaboratorListForUserParams {}
+    pub struct PackageCollaboratorListForUserParams {
+        /// the id or name of the user (required; checked once the feature is known enabled)
+        id: Option<Value>,
+        /// only the datasets where the user has this capacity
+        capacity: Option<Value>,
+    }
 }
 
-pub async fn package_collaborator_list_for_user(
+pub(crate) async fn package_collaborator_list_for_user(
     ctx: &mut ActionContext,
     p: PackageCollaboratorListForUserParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
     enabled(ctx)?;
-    let id = req_str(&p, "id")?;
+    let id: String = decode("id", p.id.as_ref())?;
     let user = ctx.user_row(&id).await?;
     let Some(user) = user else {
         return Err(not_authorized("Not allowed to retrieve collaborators"));
     };
-    let mut auth = p.clone();
+    let mut auth = p.to_params();
     auth.insert("id".into(), json!(user.id));
     ctx.check_access("package_collaborator_list_for_user", &auth)
         .await?;
-    let capacity = opt_str(&p, "capacity");
+    let capacity = text(p.capacity.as_ref());
     let rows = q::user_collaboration_rows(ctx.db().await?, &user.id).await?;
     Ok(Value::Array(
         rows.iter()

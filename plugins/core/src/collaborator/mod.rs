@@ -1,6 +1,7 @@
 //! Dataset collaborators (`package_collaborator_*`), behind
 //! `catalog.auth.allow_dataset_collaborators`.
 
+use catalog_framework::params::decode;
 use catalog_framework::prelude::*;
 use catalog_framework::store::{PackageRow, UserRow};
 
@@ -25,17 +26,18 @@ fn capacities(ctx: &ActionContext) -> Vec<&'static str> {
     }
 }
 
-/// The dataset (`id`, already decoded) and the user a `package_collaborator_create` /
-/// `_delete` names, then the caller's access and the feature switch, in CKAN's order. `p` holds
-/// the other parameters (the auth function sees them with `id` set to the dataset's id).
+/// The dataset (`id`, already decoded) and the user (`user_id` as sent) a
+/// `package_collaborator_create` / `_delete` names, then the caller's access and the feature
+/// switch, in CKAN's order. `auth` holds the parameters (the auth function sees them with `id`
+/// set to the dataset's id).
 async fn collaborator_target(
     ctx: &mut ActionContext,
-    id: &str,
-    p: &Params,
+    (id, user_id): (&str, Option<&Value>),
+    mut auth: Params,
     action: &str,
     dataset_not_found: &str,
 ) -> CkanResult<(PackageRow, UserRow)> {
-    let user_id = req_str(p, "user_id")?;
+    let user_id: String = decode("user_id", user_id)?;
     let pkg = ctx
         .package_row(id)
         .await?
@@ -44,7 +46,6 @@ async fn collaborator_target(
         .user_row(&user_id)
         .await?
         .ok_or_else(|| not_found("User not found"))?;
-    let mut auth = p.clone();
     auth.insert("id".into(), json!(pkg.id));
     ctx.check_access(action, &auth).await?;
     enabled(ctx)?;

@@ -1,4 +1,5 @@
 use catalog_framework::prelude::*;
+use catalog_framework::runtime::RUNTIME_CONFIG_KEYS;
 
 action_params! {
     /// Return the configuration keys that may be changed at run time (sysadmins only).
@@ -7,7 +8,7 @@ action_params! {
     pub struct ConfigOptionListParams {}
 }
 
-pub async fn config_option_list(
+pub(crate) async fn config_option_list(
     ctx: &mut ActionContext,
     p: ConfigOptionListParams,
 ) -> CkanResult<Value> {

@@ -7,7 +7,7 @@ pub(crate) mod list;
 pub(crate) mod show;
 pub(crate) mod update;
 
-use catalog_framework::prelude::*;
+use catalog_framework::runtime::{canonical_key, RUNTIME_CONFIG_KEYS};
 
 /// True for a key `config_option_update` may change (either spelling).
 fn editable(key: &str) -> bool {

@@ -1,4 +1,5 @@
 use catalog_framework::prelude::*;
+use catalog_framework::runtime::canonical_key;
 
 use super::editable;
 
@@ -7,17 +8,21 @@ action_params! {
     ///
     /// :param key: the key (`catalog.site_title`; CKAN's `ckan.site_title` too)
     /// :rtype: string
-    pub struct ConfigOptionShowParams {}
+    pub struct ConfigOptionShowParams {
+        /// the option's key (`catalog.site_title`, or CKAN's `ckan.site_title`); required,
+        /// checked after the access check
+        key: Option<Value>,
+    }
 }
 
-pub async fn config_option_show(
+pub(crate) async fn config_option_show(
     ctx: &mut ActionContext,
     p: ConfigOptionShowParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    ctx.check_access("config_option_show", &p).await?;
-    let key = match p.get("key") {
-        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+    ctx.check_access("config_option_show", &p.to_params())
+        .await?;
+    let key = match p.key {
+        Some(Value::String(s)) if !s.is_empty() => s,
         Some(Value::Number(n)) => n.to_string(),
         _ => return Err(missing("key")),
     };

@@ -1,7 +1,9 @@
 use std::collections::BTreeMap;
 
 use catalog_framework::prelude::*;
+use catalog_framework::runtime::{canonical_key, CONFIG_UPDATE_KEY};
 use catalog_framework::store as q;
+use catalog_framework::store::time::now_iso;
 
 use super::editable;
 
@@ -17,7 +19,7 @@ action_params! {
 /// CKAN's upload pseudo-keys: accepted, never stored or returned.
 const UPLOAD_KEYS: [&str; 2] = ["logo_upload", "clear_logo_upload"];
 
-pub async fn config_option_update(
+pub(crate) async fn config_option_update(
     ctx: &mut ActionContext,
     p: ConfigOptionUpdateParams,
 ) -> CkanResult<Value> {

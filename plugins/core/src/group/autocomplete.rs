@@ -8,7 +8,7 @@ use crate::lookup::{autocomplete_params, ilike};
 /// groups are every other type.
 async fn group_or_org_autocomplete(
     ctx: &mut ActionContext,
-    p: Params,
+    (auth, q, limit): (Params, Option<Value>, Option<Value>),
     is_org: bool,
 ) -> CkanResult<Value> {
     let action = if is_org {
@@ -16,8 +16,8 @@ async fn group_or_org_autocomplete(
     } else {
         "group_autocomplete"
     };
-    ctx.check_access(action, &p).await?;
-    let (q, limit) = autocomplete_params(&p, 20)?;
+    ctx.check_access(action, &auth).await?;
+    let (q, limit) = autocomplete_params(q.as_ref(), limit.as_ref(), 20)?;
     let pattern = format!("%{}%", q.trim().to_lowercase());
     let mut groups = q::active_groups(ctx.db().await?).await?;
     groups.sort_by(|a, b| a.name.cmp(&b.name));
@@ -40,14 +40,19 @@ action_params! {
     /// :param q: the string to search for
     /// :param limit: optional (default 20)
     /// :rtype: list of dictionaries (id, name, title)
-    pub struct GroupAutocompleteParams {}
+    pub struct GroupAutocompleteParams {
+        /// the string to search for (required, may be empty; checked after the access check)
+        q: Option<Value>,
+        /// how many groups to return (default 20)
+        limit: Option<Value>,
+    }
 }
 
-pub async fn group_autocomplete(
+pub(crate) async fn group_autocomplete(
     ctx: &mut ActionContext,
     p: GroupAutocompleteParams,
 ) -> CkanResult<Value> {
-    group_or_org_autocomplete(ctx, p.__extras, false).await
+    group_or_org_autocomplete(ctx, (p.to_params(), p.q, p.limit), false).await
 }
 
 action_params! {
@@ -56,12 +61,17 @@ action_params! {
     /// :param q: the string to search for
     /// :param limit: optional (default 20)
     /// :rtype: list of dictionaries (id, name, title)
-    pub struct OrganizationAutocompleteParams {}
+    pub struct OrganizationAutocompleteParams {
+        /// the string to search for (required, may be empty; checked after the access check)
+        q: Option<Value>,
+        /// how many organizations to return (default 20)
+        limit: Option<Value>,
+    }
 }
 
-pub async fn organization_autocomplete(
+pub(crate) async fn organization_autocomplete(
     ctx: &mut ActionContext,
     p: OrganizationAutocompleteParams,
 ) -> CkanResult<Value> {
-    group_or_org_autocomplete(ctx, p.__extras, true).await
+    group_or_org_autocomplete(ctx, (p.to_params(), p.q, p.limit), true).await
 }

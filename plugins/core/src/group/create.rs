@@ -1,10 +1,11 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store;
-use catalog_plugin_schema::optional_text;
+use catalog_framework::store::time::now_iso;
+use catalog_framework::validators::optional_text;
 
 use super::{
-    apply_users_and_parents, emit_group, extras_map, group_dict, group_write, kind, load_group,
-    ShowOpts,
+    apply_users_and_parents, emit_group, extras_map, group_dict, group_dict_params, group_write,
+    kind, load_group, ShowOpts,
 };
 use crate::ids::new_id;
 use crate::membership::add_member;
@@ -14,14 +15,14 @@ async fn create(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<
     ctx.check_access(&action, &p).await?;
     let max = ctx.config().catalog.max_field_chars;
     let mut errs = ValidationBuilder::default();
-    let name = catalog_plugin_schema::required_name(&p, &mut errs);
+    let name = catalog_framework::validators::required_name(&p, &mut errs);
     if !name.is_empty() && ctx.group_row(&name).await?.is_some_and(|g| g.name == name) {
         errs.push("name", "Group name already exists in database");
     }
-    catalog_plugin_schema::check_type(p.get("type"), &mut errs);
+    catalog_framework::validators::check_type(p.get("type"), &mut errs);
     // A group is created active (group_delete deletes it); any other state is refused rather
     // than silently dropped.
-    catalog_plugin_schema::check_state(p.get("state"), &["active"], &mut errs);
+    catalog_framework::validators::check_state(p.get("state"), &["active"], &mut errs);
     let group_type = match p.get("type").and_then(Value::as_str) {
         Some(t) if !t.is_empty() => t.to_string(),
         _ => kind(is_org).to_string(),
@@ -31,7 +32,7 @@ async fn create(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<
     }
     let id = match p.get("id").and_then(Value::as_str) {
         Some(given) if ctx.is_sysadmin() => {
-            let norm = catalog_plugin_schema::uuid_parse(given);
+            let norm = catalog_framework::validators::uuid_parse(given);
             match norm {
                 None => {
                     errs.push("id", "Invalid id provided");
@@ -71,26 +72,40 @@ async fn create(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<
     group_dict(ctx, &g, &ShowOpts::AFTER_WRITE).await
 }
 
-action_params! {
+group_dict_params! {
     /// Create a group. The creator becomes its admin.
     ///
     /// The parameters are the group dict (`name`, `title`, `description`, `image_url`, `extras`,
     /// `users`, `groups` …).
-    pub struct GroupCreateParams {}
+    GroupCreateParams {
+        /// the new group's or organization's id (a UUID; sysadmins only)
+        id: crate::InDict<String>,
+    }
 }
 
-pub async fn group_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+pub(crate) async fn group_create(
+    ctx: &mut ActionContext,
+    p: GroupCreateParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
     create(ctx, p, false).await
 }
 
-action_params! {
+group_dict_params! {
     /// Create an organization. The creator becomes its admin.
     ///
     /// The parameters are the organization dict (`name`, `title`, `description`, `image_url`,
     /// `extras`, `users` …).
-    pub struct OrganizationCreateParams {}
+    OrganizationCreateParams {
+        /// the new group's or organization's id (a UUID; sysadmins only)
+        id: crate::InDict<String>,
+    }
 }
 
-pub async fn organization_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+pub(crate) async fn organization_create(
+    ctx: &mut ActionContext,
+    p: OrganizationCreateParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
     create(ctx, p, true).await
 }

@@ -3,16 +3,15 @@ use catalog_framework::store;
 
 use super::{emit_group, kind, load_group};
 
+/// `id`: the group's id or name; `auth`: the parameters.
 async fn delete(
     ctx: &mut ActionContext,
-    p: Params,
+    (id, mut auth): (String, Params),
     is_org: bool,
     purge: bool,
 ) -> CkanResult<Value> {
-    let id = req_str(&p, "id")?;
     let g = load_group(ctx, &id, is_org).await?;
     let verb = if purge { "purge" } else { "delete" };
-    let mut auth = p.clone();
     auth.insert("id".into(), json!(g.id));
     ctx.check_access(&format!("{}_{verb}", kind(is_org)), &auth)
         .await?;
@@ -62,10 +61,9 @@ macro_rules! delete_params {
             }
         }
 
-        pub async fn $f(ctx: &mut ActionContext, p: $name) -> CkanResult<Value> {
-            let mut params = p.__extras;
-            params.insert("id".into(), json!(p.id));
-            delete(ctx, params, $is_org, $purge).await
+        pub(crate) async fn $f(ctx: &mut ActionContext, p: $name) -> CkanResult<Value> {
+            let auth = p.to_params();
+            delete(ctx, (p.id, auth), $is_org, $purge).await
         }
     )*};
 }

@@ -1,3 +1,4 @@
+use catalog_framework::params::bool_value;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
@@ -6,17 +7,21 @@ use crate::dictize::sorted;
 
 action_params! {
     /// Return the groups the caller may add datasets to.
-    pub struct GroupListAuthzParams {}
+    pub struct GroupListAuthzParams {
+        /// only the groups the caller is a member of, for a sysadmin too (default false)
+        am_member: Option<Value>,
+        /// include each group's `package_count` (default false)
+        include_dataset_count: Option<Value>,
+    }
 }
 
-pub async fn group_list_authz(
+pub(crate) async fn group_list_authz(
     ctx: &mut ActionContext,
     p: GroupListAuthzParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    let am_member = bool_param(&p, "am_member", false)?;
-    let include_count = bool_param(&p, "include_dataset_count", false)?;
-    ctx.check_access("group_list_authz", &p).await?;
+    let am_member = bool_value(p.am_member.as_ref(), false)?;
+    let include_count = bool_value(p.include_dataset_count.as_ref(), false)?;
+    ctx.check_access("group_list_authz", &p.to_params()).await?;
     let Some(uid) = ctx.user_id().map(str::to_string) else {
         return Ok(json!([]));
     };

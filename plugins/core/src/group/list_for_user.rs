@@ -1,4 +1,5 @@
 use catalog_framework::authz;
+use catalog_framework::params::{bool_value, text};
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
@@ -7,18 +8,25 @@ use crate::dictize::sorted;
 
 action_params! {
     /// Return the organizations where a user has a permission.
-    pub struct OrganizationListForUserParams {}
+    pub struct OrganizationListForUserParams {
+        /// the user's id or name (default: the caller)
+        id: Option<Value>,
+        /// the permission the user must have in the organization (default `manage_group`)
+        permission: Option<Value>,
+        /// include each organization's `package_count` (default false)
+        include_dataset_count: Option<Value>,
+    }
 }
 
-pub async fn organization_list_for_user(
+pub(crate) async fn organization_list_for_user(
     ctx: &mut ActionContext,
     p: OrganizationListForUserParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    let perm = opt_str(&p, "permission").unwrap_or_else(|| "manage_group".into());
-    let include_count = bool_param(&p, "include_dataset_count", false)?;
-    ctx.check_access("organization_list_for_user", &p).await?;
-    let user = match opt_str(&p, "id") {
+    let perm = text(p.permission.as_ref()).unwrap_or_else(|| "manage_group".into());
+    let include_count = bool_value(p.include_dataset_count.as_ref(), false)?;
+    ctx.check_access("organization_list_for_user", &p.to_params())
+        .await?;
+    let user = match text(p.id.as_ref()) {
         Some(r) => Some(
             ctx.user_row(&r)
                 .await?

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
+use catalog_framework::search::{Query, SearchRequest};
 use catalog_framework::store::{self as q, GroupRow};
 
 use crate::dictize::{extras_list, group_base, sorted, user_dict};
@@ -23,6 +24,38 @@ pub(crate) mod list_for_user;
 pub(crate) mod package_show;
 pub(crate) mod show;
 pub(crate) mod update;
+
+/// [`dict_params!`](crate::dict_params) with the keys of a group or organization dict.
+macro_rules! group_dict_params {
+    ($($t:tt)*) => {
+        crate::dict_params! {
+            [
+                /// the name: 2 to 100 lowercase alphanumeric characters, `-` and `_`
+                name: crate::InDict<String>,
+                /// the title
+                title: crate::InDict<String>,
+                /// a description
+                description: crate::InDict<String>,
+                /// the URL of its image
+                image_url: crate::InDict<String>,
+                /// the group type
+                group_type: crate::InDict<String> as "type",
+                /// the state (`active`, `deleted` …)
+                state: crate::InDict<String>,
+                /// the extras: a list of `{"key": …, "value": …}` dicts
+                extras: crate::InDict<Value>,
+                /// its datasets: a list of dicts with the `id` or `name` of each (groups only)
+                packages: crate::InDict<Value>,
+                /// its child groups: a list of dicts with the `name` of each (and a `capacity`)
+                groups: crate::InDict<Value>,
+                /// its users: a list of dicts with the `name` of each (and a `capacity`)
+                users: crate::InDict<Value>,
+            ]
+            $($t)*
+        }
+    };
+}
+pub(crate) use group_dict_params;
 
 /// `organization` or `group`: the prefix of the kind's action names, its default type.
 pub(crate) fn kind(is_org: bool) -> &'static str {

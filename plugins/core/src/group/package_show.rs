@@ -1,3 +1,4 @@
+use catalog_framework::params::decode;
 use catalog_framework::prelude::*;
 
 use super::package_search_with;
@@ -8,19 +9,24 @@ action_params! {
     /// :param id: the group's id or name
     /// :param limit: optional (default 10)
     /// :rtype: list of dictionaries
-    pub struct GroupPackageShowParams {}
+    pub struct GroupPackageShowParams {
+        /// the group's id or name (required; checked after the access check)
+        id: Option<Value>,
+        /// how many datasets to return (default 10; a natural number)
+        limit: Option<Value>,
+    }
 }
 
-pub async fn group_package_show(
+pub(crate) async fn group_package_show(
     ctx: &mut ActionContext,
     p: GroupPackageShowParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    ctx.check_access("group_package_show", &p).await?;
-    let id = req_str(&p, "id")?;
+    let mut auth = p.to_params();
+    ctx.check_access("group_package_show", &auth).await?;
+    let id: String = decode("id", p.id.as_ref())?;
     let bad_limit = || validation_message("Limit must be a positive integer");
     // `int(limit)` when truthy; a falsy limit goes to package_search as is ('' → 10 rows).
-    let rows: Value = match p.get("limit") {
+    let rows: Value = match &p.limit {
         None | Some(Value::Null) => Value::Null,
         Some(Value::String(s)) if s.is_empty() => Value::Null,
         Some(Value::Bool(b)) => json!(u8::from(*b)),
@@ -35,7 +41,6 @@ pub async fn group_package_show(
         Some(_) => return Err(bad_limit()),
     };
     let g = ctx.group_row(&id).await?.ok_or_else(|| not_found(""))?;
-    let mut auth = p.clone();
     auth.insert("id".into(), json!(g.id));
     ctx.check_access("group_show", &auth).await?;
     let mut search = Params::new();

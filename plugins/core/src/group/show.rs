@@ -1,24 +1,39 @@
+use catalog_framework::params::bool_value;
 use catalog_framework::prelude::*;
 
 use super::{group_dict, kind, load_group, ShowOpts};
 
-async fn show(ctx: &mut ActionContext, id: String, p: Params, is_org: bool) -> CkanResult<Value> {
+/// The flags of `group_show` and `organization_show`, as sent (read one at a time once the
+/// group is found).
+struct ShowFlags {
+    datasets: Option<Value>,
+    dataset_count: Option<Value>,
+    extras: Option<Value>,
+    users: Option<Value>,
+    groups: Option<Value>,
+    followers: Option<Value>,
+}
+
+async fn show(
+    ctx: &mut ActionContext,
+    (id, mut auth): (String, Params),
+    f: ShowFlags,
+    is_org: bool,
+) -> CkanResult<Value> {
     let g = load_group(ctx, &id, is_org).await?;
     let opts = ShowOpts {
-        datasets: bool_param(&p, "include_datasets", false)?,
-        dataset_count: bool_param(&p, "include_dataset_count", true)?,
-        extras: bool_param(&p, "include_extras", true)?,
-        users: bool_param(
-            &p,
-            "include_users",
+        datasets: bool_value(f.datasets.as_ref(), false)?,
+        dataset_count: bool_value(f.dataset_count.as_ref(), true)?,
+        extras: bool_value(f.extras.as_ref(), true)?,
+        users: bool_value(
+            f.users.as_ref(),
             ctx.config().catalog.auth.public_user_details,
         )?,
-        groups: bool_param(&p, "include_groups", true)?,
+        groups: bool_value(f.groups.as_ref(), true)?,
         counts: None,
         after_write: false,
     };
-    let followers = bool_param(&p, "include_followers", true)?;
-    let mut auth = p.clone();
+    let followers = bool_value(f.followers.as_ref(), true)?;
     auth.insert("id".into(), json!(g.id));
     ctx.check_access(&format!("{}_show", kind(is_org)), &auth)
         .await?;
@@ -45,29 +60,47 @@ pub(crate) async fn follower_count(
     ctx.call_ignoring_auth(action, p).await
 }
 
-action_params! {
+/// The params struct and fn of `group_show` and `organization_show`.
+macro_rules! show_params {
+    ($($(#[doc = $doc:literal])* $name:ident($id:literal) => $f:ident($is_org:expr);)*) => {$(
+        action_params! {
+            $(#[doc = $doc])*
+            pub struct $name {
+                #[doc = $id]
+                id: String,
+                /// include its datasets (default false)
+                include_datasets: Option<Value>,
+                /// include `package_count` (default true)
+                include_dataset_count: Option<Value>,
+                /// include its extras (default true)
+                include_extras: Option<Value>,
+                /// include its users (default `catalog.auth.public_user_details`)
+                include_users: Option<Value>,
+                /// include its sub-groups (default true)
+                include_groups: Option<Value>,
+                /// include `num_followers` (default true)
+                include_followers: Option<Value>,
+            }
+        }
+
+        pub(crate) async fn $f(ctx: &mut ActionContext, p: $name) -> CkanResult<Value> {
+            let auth = p.to_params();
+            let flags = ShowFlags {
+                datasets: p.include_datasets,
+                dataset_count: p.include_dataset_count,
+                extras: p.include_extras,
+                users: p.include_users,
+                groups: p.include_groups,
+                followers: p.include_followers,
+            };
+            show(ctx, (p.id, auth), flags, $is_org).await
+        }
+    )*};
+}
+
+show_params! {
     /// Return the details of a group.
-    pub struct GroupShowParams {
-        /// the group's id or name
-        id: String,
-    }
-}
-
-pub async fn group_show(ctx: &mut ActionContext, p: GroupShowParams) -> CkanResult<Value> {
-    show(ctx, p.id, p.__extras, false).await
-}
-
-action_params! {
+    GroupShowParams("the group's id or name") => group_show(false);
     /// Return the details of an organization.
-    pub struct OrganizationShowParams {
-        /// the organization's id or name
-        id: String,
-    }
-}
-
-pub async fn organization_show(
-    ctx: &mut ActionContext,
-    p: OrganizationShowParams,
-) -> CkanResult<Value> {
-    show(ctx, p.id, p.__extras, true).await
+    OrganizationShowParams("the organization's id or name") => organization_show(true);
 }

@@ -1,10 +1,11 @@
+use catalog_framework::params::req_str;
 use catalog_framework::prelude::*;
 use catalog_framework::store;
-use catalog_plugin_schema::optional_text;
+use catalog_framework::validators::optional_text;
 
 use super::{
-    apply_users_and_parents, emit_group, extras_map, group_dict, group_write, kind, load_group,
-    ShowOpts,
+    apply_users_and_parents, emit_group, extras_map, group_dict, group_dict_params, group_write,
+    kind, load_group, ShowOpts,
 };
 
 async fn update(
@@ -32,7 +33,7 @@ async fn update(
     } else {
         &[g.state.as_str(), "active"]
     };
-    catalog_plugin_schema::check_state(p.get("state"), allowed, &mut errs);
+    catalog_framework::validators::check_state(p.get("state"), allowed, &mut errs);
     if let Some(t) = p.get("type").and_then(Value::as_str) {
         if t != g.group_type {
             errs.set("type", json!("Type cannot be updated"));
@@ -40,7 +41,7 @@ async fn update(
     }
     let name = match p.get("name") {
         Some(v) if !v.is_null() => {
-            catalog_plugin_schema::check_name(v, &mut errs, "name");
+            catalog_framework::validators::check_name(v, &mut errs, "name");
             let n = v.as_str().unwrap_or_default().to_string();
             if n != g.name && ctx.group_row(&n).await?.is_some() {
                 errs.push("name", "Group name already exists in database");
@@ -77,47 +78,72 @@ async fn update(
     group_dict(ctx, &g, &ShowOpts::AFTER_WRITE).await
 }
 
-action_params! {
+group_dict_params! {
     /// Update a group.
     ///
     /// The parameters are the group dict with its `id` or `name`; absent fields are cleared.
-    pub struct GroupUpdateParams {}
+    GroupUpdateParams {
+        /// the id or name of the group or organization (else `name` names it)
+        id: crate::InDict<String>,
+    }
 }
 
-pub async fn group_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+pub(crate) async fn group_update(
+    ctx: &mut ActionContext,
+    p: GroupUpdateParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
     update(ctx, p, false, false).await
 }
 
-action_params! {
+group_dict_params! {
     /// Update an organization.
     ///
     /// The parameters are the organization dict with its `id` or `name`; absent fields are
     /// cleared.
-    pub struct OrganizationUpdateParams {}
+    OrganizationUpdateParams {
+        /// the id or name of the group or organization (else `name` names it)
+        id: crate::InDict<String>,
+    }
 }
 
-pub async fn organization_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+pub(crate) async fn organization_update(
+    ctx: &mut ActionContext,
+    p: OrganizationUpdateParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
     update(ctx, p, true, false).await
 }
 
-action_params! {
+group_dict_params! {
     /// Patch a group.
     ///
     /// The parameters are the group's `id` or `name` and the fields to change.
-    pub struct GroupPatchParams {}
+    GroupPatchParams {
+        /// the id or name of the group or organization (else `name` names it)
+        id: crate::InDict<String>,
+    }
 }
 
-pub async fn group_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+pub(crate) async fn group_patch(ctx: &mut ActionContext, p: GroupPatchParams) -> CkanResult<Value> {
+    let p = p.__extras;
     update(ctx, p, false, true).await
 }
 
-action_params! {
+group_dict_params! {
     /// Patch an organization.
     ///
     /// The parameters are the organization's `id` or `name` and the fields to change.
-    pub struct OrganizationPatchParams {}
+    OrganizationPatchParams {
+        /// the id or name of the group or organization (else `name` names it)
+        id: crate::InDict<String>,
+    }
 }
 
-pub async fn organization_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+pub(crate) async fn organization_patch(
+    ctx: &mut ActionContext,
+    p: OrganizationPatchParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
     update(ctx, p, true, true).await
 }

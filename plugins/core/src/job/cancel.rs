@@ -1,3 +1,4 @@
+use catalog_framework::params::decode;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
@@ -8,14 +9,17 @@ action_params! {
     ///
     /// A job already running is deleted too; its worker stops running it at its next
     /// heartbeat.
-    pub struct JobCancelParams {}
+    pub struct JobCancelParams {
+        /// the id of the background job (required; checked after the access check, as CKAN
+        /// does)
+        id: Option<Value>,
+    }
 }
 
-pub async fn job_cancel(ctx: &mut ActionContext, p: JobCancelParams) -> CkanResult<Value> {
-    let p = p.__extras;
+pub(crate) async fn job_cancel(ctx: &mut ActionContext, p: JobCancelParams) -> CkanResult<Value> {
     // CKAN checks the caller before the id.
-    ctx.check_access("job_cancel", &p).await?;
-    let id = req_str(&p, "id")?;
+    ctx.check_access("job_cancel", &p.to_params()).await?;
+    let id: String = decode("id", p.id.as_ref())?;
     if !q::delete_job(ctx.db().await?, &id).await? {
         return Err(not_found(""));
     }

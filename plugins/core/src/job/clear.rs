@@ -16,7 +16,7 @@ action_params! {
     }
 }
 
-pub async fn job_clear(ctx: &mut ActionContext, p: JobClearParams) -> CkanResult<Value> {
+pub(crate) async fn job_clear(ctx: &mut ActionContext, p: JobClearParams) -> CkanResult<Value> {
     // `@validate(job_clear_schema)`: the parameters are checked before the caller is.
     let queues = queues_param(&p.queues)?;
     ctx.check_access("job_clear", &p.__extras).await?;

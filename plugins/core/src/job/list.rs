@@ -23,7 +23,7 @@ action_params! {
     }
 }
 
-pub async fn job_list(ctx: &mut ActionContext, p: JobListParams) -> CkanResult<Value> {
+pub(crate) async fn job_list(ctx: &mut ActionContext, p: JobListParams) -> CkanResult<Value> {
     // `@validate(job_list_schema)`: the parameters are checked before the caller is.
     let queues = queues_param(&p.queues)?;
     ctx.check_access("job_list", &p.__extras).await?;

@@ -8,9 +8,10 @@ pub(crate) mod cancel;
 pub(crate) mod clear;
 pub(crate) mod list;
 pub(crate) mod show;
-pub mod test_job;
+pub(crate) mod test_job;
 
 use catalog_framework::prelude::*;
+use catalog_framework::store::time::parse_iso;
 use catalog_framework::store::JobRow;
 
 /// A job timestamp as CKAN's `dictize_job` writes `created`: `%Y-%m-%dT%H:%M:%S`, no

@@ -1,3 +1,4 @@
+use catalog_framework::params::decode;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
@@ -12,14 +13,17 @@ action_params! {
     /// Besides CKAN's `id`, `title`, `created` and `queue`: `kind`, `state` (`queued`,
     /// `running`, `finished`, `failed`), `attempts`, `max_attempts`, `run_after`, `started`,
     /// `finished`, `error` (the last attempt's) and `result`.
-    pub struct JobShowParams {}
+    pub struct JobShowParams {
+        /// the id of the background job (required; checked after the access check, as CKAN
+        /// does)
+        id: Option<Value>,
+    }
 }
 
-pub async fn job_show(ctx: &mut ActionContext, p: JobShowParams) -> CkanResult<Value> {
-    let p = p.__extras;
+pub(crate) async fn job_show(ctx: &mut ActionContext, p: JobShowParams) -> CkanResult<Value> {
     // CKAN checks the caller before the id.
-    ctx.check_access("job_show", &p).await?;
-    let id = req_str(&p, "id")?;
+    ctx.check_access("job_show", &p.to_params()).await?;
+    let id: String = decode("id", p.id.as_ref())?;
     let job = q::job_by_id(ctx.db().await?, &id)
         .await?
         .ok_or_else(|| not_found(""))?;

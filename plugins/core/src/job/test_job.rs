@@ -2,18 +2,19 @@
 
 use std::time::Duration;
 
+use catalog_framework::jobs::enqueue_job;
 use catalog_framework::prelude::*;
 
 /// The job kind of [`TestJob`].
-pub const KIND: &str = "test_job";
+pub(crate) const KIND: &str = "test_job";
 
 /// Longest pause a test job may ask for, in seconds.
-pub const MAX_SLEEP_SECS: u64 = 3600;
+pub(crate) const MAX_SLEEP_SECS: u64 = 3600;
 
 /// Prints its `args` (as CKAN's `test_job` does) after pausing `sleep_secs` seconds (0 when
 /// absent; a stand-in for work, to watch a worker heartbeat, be stopped or be killed), and
 /// returns `{"args": …}`.
-pub struct TestJob;
+pub(crate) struct TestJob;
 
 #[async_trait]
 impl JobHandler for TestJob {
@@ -40,7 +41,7 @@ register_job_handler!(KIND, TestJob);
 
 /// Enqueues a test job titled `A test job` with the args `["A test job"]` on `queue`, as
 /// `ckan jobs test` does; returns its id.
-pub async fn enqueue(app: &AppState, queue: &str, sleep_secs: u64) -> CkanResult<String> {
+pub(crate) async fn enqueue(app: &AppState, queue: &str, sleep_secs: u64) -> CkanResult<String> {
     let mut payload = json!({"args": ["A test job"]});
     if sleep_secs > 0 {
         payload["sleep_secs"] = json!(sleep_secs);

@@ -1,24 +1,43 @@
+use catalog_framework::params::decode;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
-use super::{member_target, member_user};
+use super::{member_target, member_user, Member};
 use crate::membership::add_member;
 
 action_params! {
     /// Make an object (user, dataset or group) a member of a group.
-    pub struct MemberCreateParams {}
+    pub struct MemberCreateParams {
+        /// the id or name of the group (required, as are the three others: each is
+        /// `Missing value` at once, then checked one at a time)
+        id: Option<Value>,
+        /// the id or name of the object to add
+        object: Option<Value>,
+        /// the type of the object: `package`, `user` or `group`
+        object_type: Option<Value>,
+        /// the capacity of the membership (`member`, `editor`, `admin` …)
+        capacity: Option<Value>,
+    }
 }
 
-pub async fn member_create(ctx: &mut ActionContext, p: MemberCreateParams) -> CkanResult<Value> {
-    let p = p.__extras;
+pub(crate) async fn member_create(
+    ctx: &mut ActionContext,
+    p: MemberCreateParams,
+) -> CkanResult<Value> {
+    let m = Member {
+        id: p.id.as_ref(),
+        object: p.object.as_ref(),
+        object_type: p.object_type.as_ref(),
+    };
     let (g, table, obj_id) = member_target(
         ctx,
-        &p,
+        m,
+        Some(p.capacity.as_ref()),
+        p.to_params(),
         "member_create",
-        &["id", "object", "object_type", "capacity"],
     )
     .await?;
-    let cap = req_str(&p, "capacity")?;
+    let cap: String = decode("capacity", p.capacity.as_ref())?;
     if table == "user"
         && Some(obj_id.as_str()) == ctx.user_id()
         && cap != "admin"
@@ -39,14 +58,23 @@ action_params! {
     pub struct GroupMemberCreateParams {
         /// the id or name of the group
         id: String,
+        /// the user's name or id
+        username: Option<Value>,
+        /// the user's id, when `username` is not given
+        user_id: Option<Value>,
+        /// `admin`, `editor` or `member` (required; checked once the group and the user are
+        /// found)
+        role: Option<Value>,
     }
 }
 
-pub async fn group_member_create(
+pub(crate) async fn group_member_create(
     ctx: &mut ActionContext,
     p: GroupMemberCreateParams,
 ) -> CkanResult<Value> {
-    member_user(ctx, p.id, p.__extras, false, true).await
+    let auth = p.to_params();
+    let user = (p.username, p.user_id);
+    member_user(ctx, auth, p.id, user, p.role, false, true).await
 }
 
 action_params! {
@@ -54,12 +82,21 @@ action_params! {
     pub struct OrganizationMemberCreateParams {
         /// the id or name of the organization
         id: String,
+        /// the user's name or id
+        username: Option<Value>,
+        /// the user's id, when `username` is not given
+        user_id: Option<Value>,
+        /// `admin`, `editor` or `member` (required; checked once the group and the user are
+        /// found)
+        role: Option<Value>,
     }
 }
 
-pub async fn organization_member_create(
+pub(crate) async fn organization_member_create(
     ctx: &mut ActionContext,
     p: OrganizationMemberCreateParams,
 ) -> CkanResult<Value> {
-    member_user(ctx, p.id, p.__extras, true, true).await
+    let auth = p.to_params();
+    let user = (p.username, p.user_id);
+    member_user(ctx, auth, p.id, user, p.role, true, true).await
 }

@@ -1,17 +1,31 @@
 use catalog_framework::prelude::*;
 
-use super::{member_target, member_user};
+use super::{member_target, member_user, Member};
 use crate::membership::remove_member;
 
 action_params! {
     /// Remove an object from a group.
-    pub struct MemberDeleteParams {}
+    pub struct MemberDeleteParams {
+        /// the id or name of the group (required, as are the two others: each is
+        /// `Missing value` at once, then checked one at a time)
+        id: Option<Value>,
+        /// the id or name of the object to remove
+        object: Option<Value>,
+        /// the type of the object: `package`, `user` or `group`
+        object_type: Option<Value>,
+    }
 }
 
-pub async fn member_delete(ctx: &mut ActionContext, p: MemberDeleteParams) -> CkanResult<Value> {
-    let p = p.__extras;
-    let (g, table, obj_id) =
-        member_target(ctx, &p, "member_delete", &["id", "object", "object_type"]).await?;
+pub(crate) async fn member_delete(
+    ctx: &mut ActionContext,
+    p: MemberDeleteParams,
+) -> CkanResult<Value> {
+    let m = Member {
+        id: p.id.as_ref(),
+        object: p.object.as_ref(),
+        object_type: p.object_type.as_ref(),
+    };
+    let (g, table, obj_id) = member_target(ctx, m, None, p.to_params(), "member_delete").await?;
     remove_member(ctx, &g.id, table, &obj_id).await?;
     Ok(Value::Null)
 }
@@ -21,14 +35,20 @@ action_params! {
     pub struct GroupMemberDeleteParams {
         /// the id or name of the group
         id: String,
+        /// the user's name or id
+        username: Option<Value>,
+        /// the user's id, when `username` is not given
+        user_id: Option<Value>,
     }
 }
 
-pub async fn group_member_delete(
+pub(crate) async fn group_member_delete(
     ctx: &mut ActionContext,
     p: GroupMemberDeleteParams,
 ) -> CkanResult<Value> {
-    member_user(ctx, p.id, p.__extras, false, false).await
+    let auth = p.to_params();
+    let user = (p.username, p.user_id);
+    member_user(ctx, auth, p.id, user, None, false, false).await
 }
 
 action_params! {
@@ -36,12 +56,18 @@ action_params! {
     pub struct OrganizationMemberDeleteParams {
         /// the id or name of the organization
         id: String,
+        /// the user's name or id
+        username: Option<Value>,
+        /// the user's id, when `username` is not given
+        user_id: Option<Value>,
     }
 }
 
-pub async fn organization_member_delete(
+pub(crate) async fn organization_member_delete(
     ctx: &mut ActionContext,
     p: OrganizationMemberDeleteParams,
 ) -> CkanResult<Value> {
-    member_user(ctx, p.id, p.__extras, true, false).await
+    let auth = p.to_params();
+    let user = (p.username, p.user_id);
+    member_user(ctx, auth, p.id, user, None, true, false).await
 }

@@ -1,4 +1,5 @@
 use catalog_framework::authz;
+use catalog_framework::params::text;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
@@ -7,17 +8,20 @@ action_params! {
     pub struct MemberListParams {
         /// the id or name of the group
         id: String,
+        /// only the members of this type (`package`, `user` or `group`)
+        object_type: Option<Value>,
+        /// only the members with this capacity
+        capacity: Option<Value>,
     }
 }
 
-pub async fn member_list(ctx: &mut ActionContext, p: MemberListParams) -> CkanResult<Value> {
-    let (gid, p) = (p.id, p.__extras);
-    let g = ctx.group_row(&gid).await?.ok_or_else(|| not_found(""))?;
-    let mut auth = p.clone();
+pub(crate) async fn member_list(ctx: &mut ActionContext, p: MemberListParams) -> CkanResult<Value> {
+    let g = ctx.group_row(&p.id).await?.ok_or_else(|| not_found(""))?;
+    let mut auth = p.to_params();
     auth.insert("id".into(), json!(g.id));
     ctx.check_access("member_list", &auth).await?;
-    let object_type = opt_str(&p, "object_type");
-    let capacity = opt_str(&p, "capacity");
+    let object_type = text(p.object_type.as_ref());
+    let capacity = text(p.capacity.as_ref());
     let rows = q::group_memberships(ctx.db().await?, &g.id).await?;
     // Datasets the caller may not read are left out (CKAN lists private ones to anyone:
     // docs/API-COMPAT.md).

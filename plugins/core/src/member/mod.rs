@@ -2,8 +2,8 @@
 //! `organization_member_*` (a user as a member with a role, through `member_create` and
 //! `member_delete`).
 
+use catalog_framework::params::{decode, text};
 use catalog_framework::prelude::*;
-
 use catalog_framework::store::GroupRow;
 
 use crate::group::kind;
@@ -28,26 +28,42 @@ fn object_table(object_type: &str) -> CkanResult<&'static str> {
     }
 }
 
+/// What `member_create` and `member_delete` name, as sent: the group (`id`), the object and
+/// its type; `capacity` too on create.
+struct Member<'a> {
+    id: Option<&'a Value>,
+    object: Option<&'a Value>,
+    object_type: Option<&'a Value>,
+}
+
 /// A `member_create` / `member_delete` call checked up to its write: every required field
-/// (`Missing value` each, at once), the group (locked), the object, then the caller's access.
-/// Returns the group, the object's table and the object's id.
+/// (`Missing value` each, at once: CKAN's `_get_or_bust`), the group (locked), the object, then
+/// the caller's access (`auth`: the parameters). Returns the group, the object's table and the
+/// object's id.
 async fn member_target(
     ctx: &mut ActionContext,
-    p: &Params,
+    m: Member<'_>,
+    capacity: Option<Option<&Value>>,
+    mut auth: Params,
     action: &str,
-    required: &[&str],
 ) -> CkanResult<(GroupRow, &'static str, String)> {
+    let mut required = vec![
+        ("id", m.id),
+        ("object", m.object),
+        ("object_type", m.object_type),
+    ];
+    required.extend(capacity.map(|c| ("capacity", c)));
     let mut errs = ValidationBuilder::default();
-    for k in required {
-        if opt_str(p, k).is_none_or(|s| s.is_empty()) {
+    for (k, v) in required {
+        if text(v).is_none_or(|s| s.is_empty()) {
             errs.push(k, "Missing value");
         }
     }
     errs.finish()?;
-    let (gid, obj, otype) = (
-        req_str(p, "id")?,
-        req_str(p, "object")?,
-        req_str(p, "object_type")?,
+    let (gid, obj, otype): (String, String, String) = (
+        decode("id", m.id)?,
+        decode("object", m.object)?,
+        decode("object_type", m.object_type)?,
     );
     let g = ctx
         .group_for_update(&gid)
@@ -55,7 +71,6 @@ async fn member_target(
         .ok_or_else(|| not_found("Group was not found."))?;
     let table = object_table(&otype)?;
     let obj_id = resolve_object(ctx, table, &obj).await?;
-    let mut auth = p.clone();
     auth.insert("id".into(), json!(g.id));
     ctx.check_access(action, &auth).await?;
     Ok((g, table, obj_id))
@@ -78,11 +93,14 @@ async fn resolve_object(ctx: &mut ActionContext, table: &str, r: &str) -> CkanRe
 }
 
 /// `group_member_*` / `organization_member_*`: `gid` is the group's `id` (already decoded),
-/// `p` the other parameters (the auth function sees them with `id` set to the group's id).
+/// `user` the `username` and `user_id` and `role` the role (on create) as sent, `auth` the
+/// parameters (the auth function sees them with `id` set to the group's id).
 async fn member_user(
     ctx: &mut ActionContext,
+    auth: Params,
     gid: String,
-    p: Params,
+    user: (Option<Value>, Option<Value>),
+    role: Option<Value>,
     is_org: bool,
     create: bool,
 ) -> CkanResult<Value> {
@@ -91,8 +109,8 @@ async fn member_user(
         .await?
         .filter(|g| g.is_organization == is_org)
         .ok_or_else(|| not_found("That group name or ID does not exist."))?;
-    let username = opt_str(&p, "username")
-        .or_else(|| opt_str(&p, "user_id"))
+    let username = text(user.0.as_ref())
+        .or_else(|| text(user.1.as_ref()))
         .ok_or_else(|| missing("username"))?;
     let user = ctx
         .user_row(&username)
@@ -103,11 +121,11 @@ async fn member_user(
     m.insert("object".into(), json!(user.id));
     m.insert("object_type".into(), json!("user"));
     if create {
-        let role = req_str(&p, "role")?;
+        let role: String = decode("role", role.as_ref())?;
         if !["admin", "editor", "member"].contains(&role.as_str()) {
             return Err(validation().field("role", "role does not exist.").build());
         }
-        let mut auth = p.clone();
+        let mut auth = auth;
         auth.insert("id".into(), json!(g.id));
         ctx.check_access(&format!("{}_member_create", kind(is_org)), &auth)
             .await?;

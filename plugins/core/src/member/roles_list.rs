@@ -8,7 +8,7 @@ action_params! {
     }
 }
 
-pub async fn member_roles_list(
+pub(crate) async fn member_roles_list(
     ctx: &mut ActionContext,
     p: MemberRolesListParams,
 ) -> CkanResult<Value> {

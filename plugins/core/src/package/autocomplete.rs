@@ -2,7 +2,9 @@ use catalog_framework::authz;
 use catalog_framework::prelude::*;
 use catalog_framework::store;
 
-use crate::lookup::{autocomplete_params, escape_like};
+use catalog_framework::typed::Text;
+
+use crate::lookup::escape_like;
 
 action_params! {
     /// Return the datasets whose name or title contains a string.
@@ -10,16 +12,21 @@ action_params! {
     /// :param q: the string to search for
     /// :param limit: optional (default 10)
     /// :rtype: list of dictionaries (name, title, match_field, match_displayed)
-    pub struct PackageAutocompleteParams {}
+    pub struct PackageAutocompleteParams {
+        /// the string to search for (may be empty: no match)
+        q: Text,
+        /// how many datasets to return (default 10)
+        limit: Option<Natural>,
+    }
 }
 
-pub async fn package_autocomplete(
+pub(crate) async fn package_autocomplete(
     ctx: &mut ActionContext,
     p: PackageAutocompleteParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    let (q, limit) = autocomplete_params(&p, 10)?;
-    ctx.check_access("package_autocomplete", &p).await?;
+    ctx.check_access("package_autocomplete", &p.to_params())
+        .await?;
+    let (q, limit) = (p.q.0, p.limit.map_or(10, |n| n.0 as usize));
     let q_lower = q.to_lowercase();
     if q_lower.trim().is_empty() || limit == 0 {
         return Ok(json!([]));

@@ -1,5 +1,6 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store;
+use catalog_framework::store::time::now_iso;
 
 use super::write;
 
@@ -67,7 +68,7 @@ async fn bulk(ctx: &mut ActionContext, p: Bulk, action: &str, patch: Params) -> 
     Ok(Value::Null)
 }
 
-pub async fn bulk_update_private(
+pub(crate) async fn bulk_update_private(
     ctx: &mut ActionContext,
     p: BulkUpdatePrivateParams,
 ) -> CkanResult<Value> {
@@ -78,7 +79,7 @@ pub async fn bulk_update_private(
     bulk(ctx, p.into(), "bulk_update_private", patch).await
 }
 
-pub async fn bulk_update_public(
+pub(crate) async fn bulk_update_public(
     ctx: &mut ActionContext,
     p: BulkUpdatePublicParams,
 ) -> CkanResult<Value> {
@@ -89,7 +90,7 @@ pub async fn bulk_update_public(
     bulk(ctx, p.into(), "bulk_update_public", patch).await
 }
 
-pub async fn bulk_update_delete(
+pub(crate) async fn bulk_update_delete(
     ctx: &mut ActionContext,
     p: BulkUpdateDeleteParams,
 ) -> CkanResult<Value> {

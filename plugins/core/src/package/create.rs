@@ -1,22 +1,31 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store::time::now_iso;
 
 use super::{
-    claim_name, keep_custom_fields, load, plugin_data_input, prepare_resources, prepare_tags,
-    resolve_groups, resolve_owner_org, schema_validate, show_row, write, write_plugin_data,
+    claim_name, dataset_dict_params, keep_custom_fields, load, plugin_data_input,
+    prepare_resources, prepare_tags, resolve_groups, resolve_owner_org, schema_validate, show_row,
+    write, write_plugin_data,
 };
 use crate::ids::new_id;
 
-action_params! {
+dataset_dict_params! {
     /// Create a new dataset (package). Returns the created dataset.
     ///
     /// The parameters are the dataset dict (`name`, `title`, `owner_org`, `resources`, `tags`,
     /// `extras`, `groups` …), validated by the dataset type's schema.
-    pub struct PackageCreateParams {}
+    PackageCreateParams {
+        /// the new dataset's id (a UUID; sysadmins only)
+        id: crate::InDict<String>,
+    }
 }
 
-pub async fn package_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+pub(crate) async fn package_create(
+    ctx: &mut ActionContext,
+    p: PackageCreateParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
     let mut errs = ValidationBuilder::default();
-    catalog_plugin_schema::check_type(p.get("type"), &mut errs);
+    catalog_framework::validators::check_type(p.get("type"), &mut errs);
     errs.finish()?;
     ctx.check_access("package_create", &p).await?;
     let dataset_type = p
@@ -35,7 +44,7 @@ pub async fn package_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
             new_id()
         }
         Some(given) => {
-            let norm = catalog_plugin_schema::uuid_parse(given).unwrap_or_default();
+            let norm = catalog_framework::validators::uuid_parse(given).unwrap_or_default();
             if ctx.package_row(&norm).await?.is_some_and(|r| r.id == norm) {
                 errs.push("id", "Dataset id already exists");
             }
@@ -89,7 +98,7 @@ pub async fn package_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
         _ => now.clone(),
     };
     let mut doc = Map::new();
-    for f in catalog_plugin_schema::STRING_FIELDS {
+    for f in catalog_framework::validators::STRING_FIELDS {
         doc.insert((*f).into(), data.get(*f).cloned().unwrap_or(Value::Null));
     }
     doc.insert("type".into(), json!(dataset_type));

@@ -1,5 +1,6 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store;
+use catalog_framework::store::time::now_iso;
 
 action_params! {
     /// Delete a dataset (its state becomes `deleted`).
@@ -9,7 +10,10 @@ action_params! {
     }
 }
 
-pub async fn package_delete(ctx: &mut ActionContext, p: PackageDeleteParams) -> CkanResult<Value> {
+pub(crate) async fn package_delete(
+    ctx: &mut ActionContext,
+    p: PackageDeleteParams,
+) -> CkanResult<Value> {
     let r = p.id;
     let row = ctx
         .package_for_update(&r)
@@ -45,15 +49,15 @@ action_params! {
     }
 }
 
-pub async fn dataset_purge(ctx: &mut ActionContext, p: DatasetPurgeParams) -> CkanResult<Value> {
-    let r = p.id;
+pub(crate) async fn dataset_purge(
+    ctx: &mut ActionContext,
+    p: DatasetPurgeParams,
+) -> CkanResult<Value> {
     let row = ctx
-        .package_for_update(&r)
+        .package_for_update(&p.id)
         .await?
         .ok_or_else(|| not_found("Dataset was not found"))?;
-    let mut auth = p.__extras;
-    auth.insert("id".into(), json!(r));
-    ctx.check_access("dataset_purge", &auth).await?;
+    ctx.check_access("dataset_purge", &p.to_params()).await?;
     let related: Vec<String> = store::relationships_of(ctx.db().await?, &row.id)
         .await?
         .into_iter()

@@ -17,7 +17,10 @@ action_params! {
     }
 }
 
-pub async fn package_list(ctx: &mut ActionContext, p: PackageListParams) -> CkanResult<Value> {
+pub(crate) async fn package_list(
+    ctx: &mut ActionContext,
+    p: PackageListParams,
+) -> CkanResult<Value> {
     let limit = p
         .limit
         .map(|l| l.0)
@@ -57,7 +60,7 @@ action_params! {
     }
 }
 
-pub async fn current_package_list_with_resources(
+pub(crate) async fn current_package_list_with_resources(
     ctx: &mut ActionContext,
     p: CurrentPackageListWithResourcesParams,
 ) -> CkanResult<Value> {

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
+use catalog_framework::store::time::now_iso;
 use catalog_framework::store::{self, PackageRow};
 
 use crate::dictize::package_dict;
@@ -24,6 +25,56 @@ pub(crate) mod revise;
 pub(crate) mod search;
 pub(crate) mod show;
 pub(crate) mod update;
+
+/// [`dict_params!`](crate::dict_params) with the keys of a dataset dict.
+macro_rules! dataset_dict_params {
+    ($($t:tt)*) => {
+        crate::dict_params! {
+            [
+                /// the name: 2 to 100 lowercase alphanumeric characters, `-` and `_`
+                name: crate::InDict<String>,
+                /// the title
+                title: crate::InDict<String>,
+                /// private to its organization
+                private: crate::InDict<bool>,
+                /// the author's name
+                author: crate::InDict<String>,
+                /// the author's e-mail address
+                author_email: crate::InDict<String>,
+                /// the maintainer's name
+                maintainer: crate::InDict<String>,
+                /// the maintainer's e-mail address
+                maintainer_email: crate::InDict<String>,
+                /// the id of the license (see license_list)
+                license_id: crate::InDict<String>,
+                /// a description
+                notes: crate::InDict<String>,
+                /// the URL of the dataset's source
+                url: crate::InDict<String>,
+                /// a version (at most 100 characters)
+                version: crate::InDict<String>,
+                /// the state (`active`, `draft` …)
+                state: crate::InDict<String>,
+                /// the dataset type, whose schema validates the dict (default `dataset`)
+                dataset_type: crate::InDict<String> as "type",
+                /// the resources: a list of resource dicts (see resource_create)
+                resources: crate::InDict<Value>,
+                /// the tags: a list of tag dicts (`name`; `vocabulary_id` for a vocabulary's tag)
+                tags: crate::InDict<Value>,
+                /// the extras: a list of `{"key": …, "value": …}` dicts
+                extras: crate::InDict<Value>,
+                /// the groups: a list of dicts with the `id` or `name` of each
+                groups: crate::InDict<Value>,
+                /// the id or name of the owning organization
+                owner_org: crate::InDict<String>,
+                /// plugins' private data, a dict (sysadmins only)
+                plugin_data: crate::InDict<Value>,
+            ]
+            $($t)*
+        }
+    };
+}
+pub(crate) use dataset_dict_params;
 
 /// Resource columns cleared when absent on update; the other columns keep their value.
 const RESOURCE_CLEARED: &[&str] = &[
@@ -215,7 +266,7 @@ async fn prepare_resources(
         let id = match (&supplied_id, old) {
             (Some(id), Some(_)) => id.clone(),
             (Some(id), None) => {
-                let Some(norm) = catalog_plugin_schema::uuid_parse(id) else {
+                let Some(norm) = catalog_framework::validators::uuid_parse(id) else {
                     e.insert("id".into(), json!(["Invalid id provided"]));
                     any_err = true;
                     slot_errs.push(Value::Object(e));
@@ -237,7 +288,9 @@ async fn prepare_resources(
             Some(o) => {
                 let mut m = o.as_object().cloned().unwrap_or_default();
                 // Resource extras are replaced wholesale; cleared columns go when absent.
-                m.retain(|k, _| catalog_plugin_schema::RESOURCE_COLUMNS.contains(&k.as_str()));
+                m.retain(|k, _| {
+                    catalog_framework::validators::RESOURCE_COLUMNS.contains(&k.as_str())
+                });
                 for k in RESOURCE_CLEARED {
                     if !r.contains_key(*k) {
                         m.insert(
@@ -250,7 +303,7 @@ async fn prepare_resources(
             }
             None => {
                 let mut m = Map::new();
-                for k in catalog_plugin_schema::RESOURCE_COLUMNS {
+                for k in catalog_framework::validators::RESOURCE_COLUMNS {
                     m.insert((*k).into(), Value::Null);
                 }
                 m.insert("url".into(), json!(""));
@@ -520,10 +573,14 @@ fn schema_validate(
 ) -> CkanResult<()> {
     // Bounds and states first: whatever schema the type has, no dataset escapes them.
     let mut errs = ValidationBuilder::default();
-    catalog_plugin_schema::check_dataset_limits(data, &ctx.config().catalog.limits, &mut errs);
-    catalog_plugin_schema::check_state(
+    catalog_framework::validators::check_dataset_limits(
+        data,
+        &ctx.config().catalog.limits,
+        &mut errs,
+    );
+    catalog_framework::validators::check_state(
         data.get("state"),
-        catalog_plugin_schema::DATASET_STATES,
+        catalog_framework::validators::DATASET_STATES,
         &mut errs,
     );
     errs.finish()?;
@@ -559,7 +616,7 @@ const COMPUTED_KEYS: &[&str] = &[
 /// schema drops unknown keys, so this only matters for plugin schemas); on update, a custom
 /// field absent from the new dict goes, as with replace semantics.
 fn keep_custom_fields(data: &Params, doc: &mut Map<String, Value>) {
-    let known = catalog_plugin_schema::SCHEMA_FIELDS;
+    let known = catalog_framework::validators::SCHEMA_FIELDS;
     doc.retain(|k, _| known.contains(&k.as_str()));
     for (k, v) in data {
         if !known.contains(&k.as_str()) && !COMPUTED_KEYS.contains(&k.as_str()) {

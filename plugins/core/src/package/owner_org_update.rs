@@ -13,16 +13,12 @@ action_params! {
     }
 }
 
-pub async fn package_owner_org_update(
+pub(crate) async fn package_owner_org_update(
     ctx: &mut ActionContext,
     p: PackageOwnerOrgUpdateParams,
 ) -> CkanResult<Value> {
-    let mut auth = p.__extras;
-    auth.insert("id".into(), json!(p.id));
-    if let Some(o) = &p.organization_id {
-        auth.insert("organization_id".into(), json!(o));
-    }
-    ctx.check_access("package_owner_org_update", &auth).await?;
+    ctx.check_access("package_owner_org_update", &p.to_params())
+        .await?;
     let row = load(ctx, &p.id).await?;
     let org = match p.organization_id.as_deref().filter(|s| !s.is_empty()) {
         None => None,

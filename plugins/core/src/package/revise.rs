@@ -4,7 +4,10 @@
 //! `ckan/lib/navl/dictization_functions.py` (`check_dict`, `resolve_string_key`,
 //! `filter_glob_match`, `update_merge_*`).
 
+use std::borrow::Cow;
+
 use catalog_framework::prelude::*;
+use catalog_framework::typed::Field;
 
 action_params! {
     /// Revise a dataset selectively: `match` must equal the dataset's values, `filter` globs
@@ -18,7 +21,18 @@ action_params! {
     /// :param match__<path>: / update__<path>: flattened forms (`update__resources__0__name`,
     ///   `update__resources__extend`, a resource by an id prefix of 5 or more characters)
     /// :rtype: dictionary with `package`
-    pub struct PackageReviseParams {}
+    pub struct PackageReviseParams {
+        /// a dict (or its JSON text) of values the dataset must have; its `id` or `name`
+        /// names the dataset (else `match__id` / `match__name`)
+        select: DictParam as "match",
+        /// glob patterns of values to remove (`-resources__1`, `+resources`, `-*`): a list,
+        /// its JSON text, or a comma-separated string
+        filter: Globs,
+        /// a dict (or its JSON text) merged into the dataset (lists by position)
+        update: DictParam,
+        /// glob patterns applied to the answer `{"package": …}`
+        include: Globs,
+    }
 }
 
 /// A path of keys and list positions, printed as CKAN prints it (`resources__0__name`).
@@ -40,42 +54,69 @@ fn parsed(v: &Value) -> Value {
 }
 
 /// `match` / `update`: a dict, or JSON text of one.
-fn dict_param(p: &Params, key: &str, errs: &mut ValidationBuilder) -> Option<Map<String, Value>> {
-    let v = p.get(key)?;
-    match parsed(v) {
-        Value::Object(m) => Some(m),
-        _ => {
-            errs.push(key, "Must be a dict");
-            None
+#[derive(Debug)]
+pub(crate) struct DictParam(Option<Map<String, Value>>);
+
+impl Field for DictParam {
+    fn from_field(v: Option<&Value>) -> Result<Self, Cow<'static, str>> {
+        match v.map(parsed) {
+            None => Ok(DictParam(None)),
+            Some(Value::Object(m)) => Ok(DictParam(Some(m))),
+            Some(_) => Err("Must be a dict".into()),
         }
+    }
+    fn is_blank(_: &Value) -> bool {
+        false
+    }
+    fn required() -> bool {
+        false
+    }
+    fn schema() -> Value {
+        json!({"type": ["object", "string"]})
+    }
+    fn to_value(&self) -> Option<Value> {
+        self.0.clone().map(Value::Object)
     }
 }
 
 /// `filter` / `include`: a list of strings, JSON text of one, or a comma-separated string.
-fn globs_param(p: &Params, key: &str, errs: &mut ValidationBuilder) -> Option<Vec<String>> {
-    let v = p.get(key)?;
-    let list = match v {
-        Value::String(s) => match serde_json::from_str::<Value>(s) {
-            Ok(Value::Array(a)) => a,
-            _ => s.split(',').map(|x| json!(x)).collect(),
-        },
-        Value::Array(a) => a.clone(),
-        _ => {
-            errs.push(key, "Not a list");
-            return None;
-        }
-    };
-    let mut out = Vec::with_capacity(list.len());
-    for item in list {
-        match item {
-            Value::String(s) => out.push(s),
-            other => {
-                errs.push(key, format!("Not a string: {other}"));
-                return None;
+#[derive(Debug)]
+pub(crate) struct Globs(Option<Vec<String>>);
+
+impl Field for Globs {
+    fn from_field(v: Option<&Value>) -> Result<Self, Cow<'static, str>> {
+        let Some(v) = v else {
+            return Ok(Globs(None));
+        };
+        let list = match v {
+            Value::String(s) => match serde_json::from_str::<Value>(s) {
+                Ok(Value::Array(a)) => a,
+                _ => s.split(',').map(|x| json!(x)).collect(),
+            },
+            Value::Array(a) => a.clone(),
+            _ => return Err("Not a list".into()),
+        };
+        let mut out = Vec::with_capacity(list.len());
+        for item in list {
+            match item {
+                Value::String(s) => out.push(s),
+                other => return Err(format!("Not a string: {other}").into()),
             }
         }
+        Ok(Globs(Some(out)))
     }
-    Some(out)
+    fn is_blank(_: &Value) -> bool {
+        false
+    }
+    fn required() -> bool {
+        false
+    }
+    fn schema() -> Value {
+        json!({"oneOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]})
+    }
+    fn to_value(&self) -> Option<Value> {
+        self.0.as_ref().map(|g| json!(g))
+    }
 }
 
 /// The position a path segment names in a list: an index (negative from the end), or for five
@@ -395,14 +436,12 @@ fn glob_level(data: &mut Value, globs: &[Glob]) {
     }
 }
 
-pub async fn package_revise(ctx: &mut ActionContext, p: PackageReviseParams) -> CkanResult<Value> {
+pub(crate) async fn package_revise(
+    ctx: &mut ActionContext,
+    p: PackageReviseParams,
+) -> CkanResult<Value> {
+    let (select, filter, update, include) = (p.select.0, p.filter.0, p.update.0, p.include.0);
     let p = p.__extras;
-    let mut errs = validation();
-    let select = dict_param(&p, "match", &mut errs);
-    let filter = globs_param(&p, "filter", &mut errs);
-    let update = dict_param(&p, "update", &mut errs);
-    let include = globs_param(&p, "include", &mut errs);
-    errs.finish()?;
     let flat = |prefix: &str| -> Vec<(String, Value)> {
         let mut out: Vec<(String, Value)> = p
             .iter()

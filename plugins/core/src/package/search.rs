@@ -1,4 +1,7 @@
+use catalog_framework::error::{search_error, search_query_error};
+use catalog_framework::params::truthy;
 use catalog_framework::prelude::*;
+use catalog_framework::typed::{InDict, Natural as N};
 
 use crate::search::{run, SearchOptions};
 
@@ -52,10 +55,61 @@ action_params! {
     /// :param use_default_schema: show the results of a custom dataset type with the default
     ///     schema instead of the type's
     /// :rtype: dictionary with count, results, facets, search_facets and sort
-    pub struct PackageSearchParams {}
+    pub struct PackageSearchParams {
+        /// the query, in Solr's syntax (default `*:*`)
+        q: InDict<String>,
+        /// a filter query
+        fq: InDict<String>,
+        /// more filter queries
+        fq_list: InDict<Vec<String>>,
+        /// the order of the results: `<field> asc|desc`, comma-separated (default
+        /// `score desc, metadata_modified desc`)
+        sort: InDict<String>,
+        /// how many results (default 10, at most `catalog.search.rows_max`)
+        rows: InDict<N>,
+        /// how many results to skip
+        start: InDict<N>,
+        /// count facets (default true)
+        facet: InDict<bool>,
+        /// the fields to count facets of
+        facet_field: InDict<Vec<String>> as "facet.field",
+        /// how many values of each facet (default 50; negative: all)
+        facet_limit: InDict<i64> as "facet.limit",
+        /// the least count of a facet's value (default 1)
+        facet_mincount: InDict<i64> as "facet.mincount",
+        /// the fields of each result (`id`, `name` …; default: the whole dataset)
+        fl: InDict<Value>,
+        /// include the private datasets the caller may read (default false)
+        include_private: InDict<bool>,
+        /// include the drafts the caller may read (default false)
+        include_drafts: InDict<bool>,
+        /// include the deleted datasets the caller may read (default false)
+        include_deleted: InDict<bool>,
+        /// show the results of a custom dataset type with the default schema instead of the
+        /// type's (default false)
+        use_default_schema: InDict<bool>,
+        /// the fields the query searches (Solr's `qf`)
+        qf: InDict<String>,
+        /// accepted for Solr clients and ignored (the search backend has its own scoring)
+        def_type: InDict<String> as "defType",
+        /// accepted for Solr clients and ignored
+        mm: InDict<String>,
+        /// accepted for Solr clients and ignored
+        tie: InDict<String>,
+        /// accepted for Solr clients and ignored
+        bf: InDict<String>,
+        /// accepted for Solr clients and ignored
+        boost: InDict<String>,
+        /// accepted for Solr clients and ignored
+        df: InDict<String>,
+    }
 }
 
-pub async fn package_search(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+pub(crate) async fn package_search(
+    ctx: &mut ActionContext,
+    p: PackageSearchParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
     let unknown: Vec<&String> = p
         .keys()
         .filter(|k| !ALLOWED.contains(&k.as_str()) && !k.starts_with("ext_"))
@@ -117,10 +171,16 @@ action_params! {
 
 /// Rebuilds the search index inside the running server (sysadmins only): the old index serves
 /// until the new one swaps in, and changes made meanwhile are replayed into it.
-pub async fn search_index_rebuild(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+pub(crate) async fn search_index_rebuild(
+    ctx: &mut ActionContext,
+    p: SearchIndexRebuildParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
     ctx.check_access("search_index_rebuild", &p).await?;
     let app = ctx.app.clone();
-    let report = catalog_framework::search::indexer::SearchService::rebuild(&app, &|_, _| {})
+    let report = app
+        .search
+        .rebuild(&app, &|_, _| {})
         .await
         .map_err(internal)?;
     Ok(json!({

@@ -1,4 +1,5 @@
 use catalog_framework::authz;
+use catalog_framework::params::truthy;
 use catalog_framework::prelude::*;
 
 use super::{add_plugin_data, show_row};
@@ -25,7 +26,12 @@ action_params! {
     }
 }
 
-pub async fn package_show(ctx: &mut ActionContext, p: PackageShowParams) -> CkanResult<Value> {
+/// Answers from the cache (or fills it) with the dict and its JSON text, which the HTTP layer
+/// writes out as it is.
+pub(crate) async fn package_show(
+    ctx: &mut ActionContext,
+    p: PackageShowParams,
+) -> CkanResult<Answer> {
     let id = p.id.or(p.name_or_id).ok_or_else(|| missing("name_or_id"))?;
     let default_schema = truthy(p.use_default_schema.as_ref());
     let include_plugin_data = truthy(p.include_plugin_data.as_ref()) && ctx.is_sysadmin();
@@ -38,10 +44,7 @@ pub async fn package_show(ctx: &mut ActionContext, p: PackageShowParams) -> Ckan
     };
     if let Some(hit) = cached {
         check_read(ctx, &id).await?;
-        if ctx.answer_serialized("package_show", &hit.json) {
-            return Ok(Value::Null);
-        }
-        return Ok(hit.dict.clone());
+        return Ok(Answer::Serialized(hit));
     }
     let row = ctx.package_row(&id).await?.ok_or_else(|| not_found(""))?;
     check_read(ctx, &id).await?;
@@ -58,16 +61,13 @@ pub async fn package_show(ctx: &mut ActionContext, p: PackageShowParams) -> Ckan
     let related = authz::has_relationships(&dict);
     authz::hide_unreadable_relationships(ctx, &mut dict).await?;
     if !cacheable || related || !ctx.fill_caches || !ctx.app.package_cache.enabled() {
-        return Ok(dict);
+        return Ok(dict.into());
     }
     let entry = ctx.app.package_cache.put(
         generation,
         catalog_framework::store::CachedPackage::new(row, dict),
     );
-    if ctx.answer_serialized("package_show", &entry.json) {
-        return Ok(Value::Null);
-    }
-    Ok(entry.dict.clone())
+    Ok(Answer::Serialized(entry))
 }
 
 /// The `package_show` auth check for dataset `id`, as the caller named it (a refusal names

@@ -1,8 +1,11 @@
+use catalog_framework::params::req_str;
 use catalog_framework::prelude::*;
+use catalog_framework::store::time::now_iso;
 
 use super::{
-    claim_name, keep_custom_fields, load, plugin_data_input, prepare_resources, prepare_tags,
-    resolve_groups, resolve_owner_org, schema_validate, show_row, write, write_plugin_data,
+    claim_name, dataset_dict_params, keep_custom_fields, load, plugin_data_input,
+    prepare_resources, prepare_tags, resolve_groups, resolve_owner_org, schema_validate, show_row,
+    write, write_plugin_data,
 };
 
 /// Fields `package_update` clears when absent (CKAN's "remove if not provided").
@@ -18,17 +21,28 @@ const CLEARED_ON_UPDATE: &[&str] = &[
     "license_id",
 ];
 
-action_params! {
+dataset_dict_params! {
     /// Update a dataset (package), replacing its fields. Absent tags and extras are removed;
     /// absent resources and groups are kept.
     ///
     /// The parameters are the dataset dict with its `id` or `name`, validated by the dataset
     /// type's schema.
-    pub struct PackageUpdateParams {}
+    PackageUpdateParams {
+        /// the id or name of the dataset (else `name` names it)
+        id: crate::InDict<String>,
+    }
 }
 
 /// `package_update` with replace semantics (spec/ckan-write-auth-legacy.md §1.4).
-pub async fn package_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+pub(crate) async fn package_update(
+    ctx: &mut ActionContext,
+    p: PackageUpdateParams,
+) -> CkanResult<Value> {
+    update_dict(ctx, p.__extras).await
+}
+
+/// package_update on a dataset dict (what package_patch and the resource actions send it).
+pub(crate) async fn update_dict(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
     let r = match p.get("id").or_else(|| p.get("name")) {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         Some(v) if !v.is_null() && !v.is_string() => {
@@ -129,14 +143,21 @@ pub async fn package_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Va
     show_row(ctx, &row).await
 }
 
-action_params! {
+dataset_dict_params! {
     /// Patch a dataset: only the given fields change.
     ///
     /// The parameters are the dataset's `id` or `name` and the fields to change.
-    pub struct PackagePatchParams {}
+    PackagePatchParams {
+        /// the id or name of the dataset (else `name` names it)
+        id: crate::InDict<String>,
+    }
 }
 
-pub async fn package_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+pub(crate) async fn package_patch(
+    ctx: &mut ActionContext,
+    p: PackagePatchParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
     if ctx.user.is_none() && !ctx.ignore_auth {
         return Err(not_authorized(
             "Action package_patch requires an authenticated user",
@@ -154,5 +175,5 @@ pub async fn package_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Val
         merged.insert(k, v);
     }
     merged.insert("id".into(), json!(row.id));
-    package_update(ctx, merged).await
+    update_dict(ctx, merged).await
 }

@@ -2,11 +2,11 @@ use catalog_framework::prelude::*;
 use catalog_framework::store::{self as q, RelationshipRow};
 
 use super::{
-    auth_data, bad_type, is_forward, relationship_dict, relationships_of, reverse, save, text,
-    triple, update_comment,
+    auth_data, bad_type, comment, is_forward, relationship_dict, relationship_params,
+    relationships_of, reverse, save, triple, triple_args, update_comment,
 };
 
-action_params! {
+relationship_params! {
     /// Create a relationship between two datasets (the caller must be able to edit both).
     ///
     /// :param subject: the subject dataset's id or name
@@ -15,22 +15,26 @@ action_params! {
     ///   `links_to`, `linked_from`, `child_of` or `parent_of`
     /// :param comment: optional
     /// :rtype: dictionary
-    pub struct PackageRelationshipCreateParams {}
+    PackageRelationshipCreateParams {
+        /// a comment (absent: none; null: null)
+        comment: catalog_framework::typed::Raw,
+    }
 }
 
-pub async fn package_relationship_create(
+pub(crate) async fn package_relationship_create(
     ctx: &mut ActionContext,
     p: PackageRelationshipCreateParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    let t = triple(ctx, &p).await?;
+    let t = triple(ctx, triple_args!(p)).await?;
     if t.rel_type.is_empty() {
         return Err(validation().field("type", "Missing value").build());
     }
     if !super::TYPES.contains(&t.rel_type.as_str()) {
         return Err(bad_type("type"));
     }
-    if p.get("id")
+    // An id is refused, not a parameter: it stays in `__extras`.
+    if p.__extras
+        .get("id")
         .is_some_and(|v| !v.is_null() && v.as_str() != Some(""))
     {
         return Err(validation()
@@ -39,11 +43,7 @@ pub async fn package_relationship_create(
     }
     ctx.check_access("package_relationship_create", &auth_data(&t, None))
         .await?;
-    let comment = match p.get("comment") {
-        None => Some(String::new()),
-        Some(Value::Null) => None,
-        Some(v) => Some(text(Some(v))),
-    };
+    let comment = comment(&p.comment);
     let existing = relationships_of(ctx, &t.subject.id, Some(&t.object.id), Some(&t.rel_type))
         .await?
         .into_iter()

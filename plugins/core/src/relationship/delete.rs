@@ -1,22 +1,23 @@
 use catalog_framework::prelude::*;
 
-use super::{auth_data, bad_type, relationships_of, save, triple};
+use super::{
+    auth_data, bad_type, relationship_params, relationships_of, save, triple, triple_args,
+};
 
-action_params! {
+relationship_params! {
     /// Delete a relationship between two datasets (the caller must be able to edit both).
     ///
     /// :param subject: the subject dataset's id or name
     /// :param object: the object dataset's id or name
     /// :param type: the relationship's type, read from the subject's side
-    pub struct PackageRelationshipDeleteParams {}
+    PackageRelationshipDeleteParams {}
 }
 
-pub async fn package_relationship_delete(
+pub(crate) async fn package_relationship_delete(
     ctx: &mut ActionContext,
     p: PackageRelationshipDeleteParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    let t = triple(ctx, &p).await?;
+    let t = triple(ctx, triple_args!(p)).await?;
     if !super::TYPES.contains(&t.rel_type.as_str()) {
         return Err(bad_type("type"));
     }

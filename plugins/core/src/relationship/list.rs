@@ -1,5 +1,6 @@
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
+use catalog_framework::typed::Raw;
 
 use super::{bad_type, relationship_dict, relationships_of, text};
 
@@ -10,23 +11,30 @@ action_params! {
     /// :param id2: optional: only those with this dataset
     /// :param rel: optional: only those of this type (`relationships` or empty: every type)
     /// :rtype: list of dictionaries
-    pub struct PackageRelationshipsListParams {}
+    pub struct PackageRelationshipsListParams {
+        /// the dataset's id or name (required; a null counts as given)
+        id: Raw,
+        /// only the relationships with this dataset (id or name)
+        id2: Option<Value>,
+        /// only the relationships of this type, read from the dataset's side
+        /// (`relationships` or empty: every type)
+        rel: Option<Value>,
+    }
 }
 
-pub async fn package_relationships_list(
+pub(crate) async fn package_relationships_list(
     ctx: &mut ActionContext,
     p: PackageRelationshipsListParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    if !p.contains_key("id") {
+    if p.id.get().is_none() {
         return Err(missing("id"));
     }
-    let id_given = text(p.get("id"));
+    let id_given = text(p.id.get());
     let pkg = ctx
         .package_row(&id_given)
         .await?
         .ok_or_else(|| not_found("First package named in request was not found."))?;
-    let id2_given = text(p.get("id2"));
+    let id2_given = text(p.id2.as_ref());
     let other = if id2_given.is_empty() {
         None
     } else {
@@ -43,7 +51,7 @@ pub async fn package_relationships_list(
     }
     ctx.check_access("package_relationships_list", &auth)
         .await?;
-    let rel = text(p.get("rel"));
+    let rel = text(p.rel.as_ref());
     let rel = (!rel.is_empty() && rel != "relationships").then_some(rel);
     if let Some(r) = &rel {
         if !super::TYPES.contains(&r.as_str()) {

@@ -4,6 +4,7 @@
 
 use catalog_framework::prelude::*;
 use catalog_framework::store::{self as q, PackageRow, RelationshipRow};
+use catalog_framework::typed::Raw;
 
 pub(crate) mod create;
 pub(crate) mod delete;
@@ -68,28 +69,39 @@ struct Triple {
     rel_type: String,
 }
 
-async fn triple(ctx: &mut ActionContext, p: &Params) -> CkanResult<Triple> {
+/// A relationship's `subject`, `object` and `type` as sent (a null counts as given).
+struct TripleArgs<'a> {
+    subject: &'a Raw,
+    object: &'a Raw,
+    rel_type: &'a Raw,
+}
+
+async fn triple(ctx: &mut ActionContext, p: TripleArgs<'_>) -> CkanResult<Triple> {
     let mut errs = validation();
-    for key in ["object", "subject", "type"] {
-        if !p.contains_key(key) {
+    for (key, v) in [
+        ("object", p.object),
+        ("subject", p.subject),
+        ("type", p.rel_type),
+    ] {
+        if v.get().is_none() {
             errs.push(key, "Missing value");
         }
     }
     errs.finish()?;
-    let subject = q::package_by_ref(ctx.db().await?, &text(p.get("subject")))
+    let subject = q::package_by_ref(ctx.db().await?, &text(p.subject.get()))
         .await?
         .ok_or_else(|| {
             not_found(format!(
                 "Subject package {} was not found.",
-                py_repr(p.get("subject"))
+                py_repr(p.subject.get())
             ))
         })?;
-    let object = q::package_by_ref(ctx.db().await?, &text(p.get("object")))
+    let object = q::package_by_ref(ctx.db().await?, &text(p.object.get()))
         .await?
         .ok_or_else(|| {
             not_found(format!(
                 "Object package {} was not found.",
-                py_repr(p.get("object"))
+                py_repr(p.object.get())
             ))
         })?;
     // Both documents are rewritten: lock both rows for update at once, in id order, so that
@@ -103,8 +115,52 @@ async fn triple(ctx: &mut ActionContext, p: &Params) -> CkanResult<Triple> {
     Ok(Triple {
         subject,
         object,
-        rel_type: text(p.get("type")),
+        rel_type: text(p.rel_type.get()),
     })
+}
+
+/// Declares the params struct of a relationship write: `subject`, `object` and `type` (each
+/// required, a null counting as given), and the action's own fields after them; `triple!(p)`
+/// gives its [`TripleArgs`].
+macro_rules! relationship_params {
+    ($(#[doc = $doc:literal])* $name:ident { $($own:tt)* }) => {
+        action_params! {
+            $(#[doc = $doc])*
+            pub struct $name {
+                /// the subject dataset's id or name
+                subject: catalog_framework::typed::Raw,
+                /// the object dataset's id or name
+                object: catalog_framework::typed::Raw,
+                /// the relationship's type, read from the subject's side: `depends_on`,
+                /// `dependency_of`, `derives_from`, `has_derivation`, `links_to`,
+                /// `linked_from`, `child_of` or `parent_of`
+                rel_type: catalog_framework::typed::Raw as "type",
+                $($own)*
+            }
+        }
+    };
+}
+pub(crate) use relationship_params;
+
+/// The [`TripleArgs`] of a relationship write's params struct.
+macro_rules! triple_args {
+    ($p:expr) => {
+        super::TripleArgs {
+            subject: &$p.subject,
+            object: &$p.object,
+            rel_type: &$p.rel_type,
+        }
+    };
+}
+pub(crate) use triple_args;
+
+/// The `comment` of a relationship write: absent clears it (`""`), null stores none.
+fn comment(v: &Raw) -> Option<String> {
+    match v.get() {
+        None => Some(String::new()),
+        Some(Value::Null) => None,
+        Some(v) => Some(text(Some(v))),
+    }
 }
 
 /// CKAN's `get_relationships`: the active relationships of `p` (with `other`) (of type `t`,

@@ -1,8 +1,11 @@
 use catalog_framework::prelude::*;
 
-use super::{auth_data, bad_type, relationships_of, text, triple, update_comment};
+use super::{
+    auth_data, bad_type, comment, relationship_params, relationships_of, triple, triple_args,
+    update_comment,
+};
 
-action_params! {
+relationship_params! {
     /// Change the comment of a relationship between two datasets (the caller must be able to
     /// edit both). A missing `comment` clears it.
     ///
@@ -11,15 +14,17 @@ action_params! {
     /// :param type: the relationship's type, read from the subject's side
     /// :param comment: optional
     /// :rtype: dictionary
-    pub struct PackageRelationshipUpdateParams {}
+    PackageRelationshipUpdateParams {
+        /// the new comment (absent: cleared; null: null)
+        comment: catalog_framework::typed::Raw,
+    }
 }
 
-pub async fn package_relationship_update(
+pub(crate) async fn package_relationship_update(
     ctx: &mut ActionContext,
     p: PackageRelationshipUpdateParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    let t = triple(ctx, &p).await?;
+    let t = triple(ctx, triple_args!(p)).await?;
     ctx.check_access("package_relationship_update", &auth_data(&t, None))
         .await?;
     if !super::TYPES.contains(&t.rel_type.as_str()) {
@@ -30,10 +35,5 @@ pub async fn package_relationship_update(
         .into_iter()
         .next()
         .ok_or_else(|| not_found("This relationship between the packages was not found."))?;
-    let comment = match p.get("comment") {
-        None => Some(String::new()),
-        Some(Value::Null) => None,
-        Some(v) => Some(text(Some(v))),
-    };
-    update_comment(ctx, r, comment).await
+    update_comment(ctx, r, comment(&p.comment)).await
 }

@@ -1,18 +1,27 @@
+use catalog_framework::params::req_str;
 use catalog_framework::prelude::*;
 
 use super::{
-    find_resource, guess_mimetype, store_file, stored_resources, take_upload, update_resources,
+    find_resource, guess_mimetype, resource_dict_params, store_file, stored_resources, take_upload,
+    update_resources,
 };
 
-action_params! {
+resource_dict_params! {
     /// Add a resource to a dataset. `upload` in a multipart body stores a file.
     ///
     /// The parameters are the resource dict with its `package_id`, validated by the dataset
     /// type's schema.
-    pub struct ResourceCreateParams {}
+    ResourceCreateParams {
+        /// the id or name of the dataset to add the resource to
+        package_id: crate::InDict<String>,
+    }
 }
 
-pub async fn resource_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+pub(crate) async fn resource_create(
+    ctx: &mut ActionContext,
+    p: ResourceCreateParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
     let package_id = req_str(&p, "package_id")?;
     let (pkg_id, mut resources) = stored_resources(ctx, &package_id).await?;
     let mut auth = Params::new();
@@ -25,19 +34,20 @@ pub async fn resource_create(ctx: &mut ActionContext, p: Params) -> CkanResult<V
     guess_mimetype(&mut res, given_url.as_deref(), upload.as_ref());
     res.entry("url").or_insert(json!(""));
     let new_id = match res.get("id").and_then(Value::as_str) {
-        Some(id) => catalog_plugin_schema::uuid_parse(id).unwrap_or_else(|| id.to_string()),
+        Some(id) => catalog_framework::validators::uuid_parse(id).unwrap_or_else(|| id.to_string()),
         None => crate::ids::new_id(),
     };
     res.insert("id".into(), json!(new_id));
     let max = ctx.config().catalog.max_field_chars;
-    let res =
-        catalog_plugin_schema::validate_resource_dict(&Value::Object(res), max).map_err(|e| {
+    let res = catalog_framework::validators::validate_resource(&Value::Object(res), max).map_err(
+        |e| {
             let mut b = ValidationBuilder::default();
             for (k, v) in e {
                 b.set(&k, v);
             }
             b.build()
-        })?;
+        },
+    )?;
     resources.push(Value::Object(res));
     let shown = update_resources(ctx, &pkg_id, resources)
         .await

@@ -10,7 +10,7 @@ action_params! {
     }
 }
 
-pub async fn resource_delete(
+pub(crate) async fn resource_delete(
     ctx: &mut ActionContext,
     p: ResourceDeleteParams,
 ) -> CkanResult<Value> {

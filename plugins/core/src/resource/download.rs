@@ -8,7 +8,7 @@ use super::upload_path;
 
 /// `GET /dataset/{id}/resource/{resource_id}/download/{filename}`: the uploaded file, with the
 /// dataset's read permission (private datasets stay private).
-pub async fn download(
+pub(crate) async fn download(
     State(app): State<AppState>,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
@@ -24,7 +24,7 @@ pub async fn download(
         ["", "dataset", id, "resource", rid, "download", _] => (decode(id), decode(rid)),
         _ => return (StatusCode::NOT_FOUND, "Resource data not found").into_response(),
     };
-    let user = catalog_framework::prelude::identify(&app, &headers).await;
+    let user = catalog_framework::web::identify(&app, &headers).await;
     let mut ctx = ActionContext::new(app.clone(), user);
     let mut p = Params::new();
     p.insert("id".into(), json!(resource_id));

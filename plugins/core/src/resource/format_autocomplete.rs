@@ -2,7 +2,9 @@ use std::collections::HashMap;
 
 use catalog_framework::prelude::*;
 
-use crate::lookup::{autocomplete_params, ilike, visible_values};
+use catalog_framework::typed::Text;
+
+use crate::lookup::{ilike, visible_values};
 
 action_params! {
     /// Return the resource formats that contain a string, most used first.
@@ -10,16 +12,21 @@ action_params! {
     /// :param q: the string to search for
     /// :param limit: optional (default 5)
     /// :rtype: list of strings
-    pub struct FormatAutocompleteParams {}
+    pub struct FormatAutocompleteParams {
+        /// the string to search for (may be empty: no match)
+        q: Text,
+        /// how many formats to return (default 5)
+        limit: Option<Natural>,
+    }
 }
 
-pub async fn format_autocomplete(
+pub(crate) async fn format_autocomplete(
     ctx: &mut ActionContext,
     p: FormatAutocompleteParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    let (q, limit) = autocomplete_params(&p, 5)?;
-    ctx.check_access("format_autocomplete", &p).await?;
+    ctx.check_access("format_autocomplete", &p.to_params())
+        .await?;
+    let (q, limit) = (p.q.0, p.limit.map_or(5, |n| n.0 as usize));
     // CKAN does not escape `q` here: `%` and `_` in it are wildcards.
     let pattern = format!("%{q}%");
     // Formats of the datasets the caller may read, by how many datasets use each (CKAN counts

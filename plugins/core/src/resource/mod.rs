@@ -1,12 +1,14 @@
 //! Resources: the `resource_*` actions and `package_resource_reorder`, all written through
 //! `package_update` as CKAN does; uploads and their download route.
 
+use catalog_framework::context::Upload;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::store::time::now_iso;
 
 use crate::dictize::munge_filename;
 use crate::package::load;
-use crate::package::update::package_update;
+use crate::package::update::update_dict;
 
 pub(crate) mod create;
 pub(crate) mod delete;
@@ -16,6 +18,40 @@ pub(crate) mod reorder;
 pub(crate) mod search;
 pub(crate) mod show;
 pub(crate) mod update;
+
+/// [`dict_params!`](crate::dict_params) with the keys of a resource dict.
+macro_rules! resource_dict_params {
+    ($($t:tt)*) => {
+        crate::dict_params! {
+            [
+                /// the URL of the resource's data
+                url: crate::InDict<String>,
+                /// a file sent in a multipart body, stored with the resource
+                upload: crate::InDict<Value>,
+                /// the name
+                name: crate::InDict<String>,
+                /// a description
+                description: crate::InDict<String>,
+                /// the format (`CSV`, `JSON` …)
+                format: crate::InDict<String>,
+                /// a hash of the data
+                hash: crate::InDict<String>,
+                /// the resource type
+                resource_type: crate::InDict<String>,
+                /// the MIME type
+                mimetype: crate::InDict<String>,
+                /// the MIME type inside an archive
+                mimetype_inner: crate::InDict<String>,
+                /// the size in bytes
+                size: crate::InDict<i64>,
+                /// when the data last changed (ISO timestamp)
+                last_modified: crate::InDict<String>,
+            ]
+            $($t)*
+        }
+    };
+}
+pub(crate) use resource_dict_params;
 
 fn resources_of(doc: &Value) -> Vec<Value> {
     doc.get("resources")
@@ -124,5 +160,5 @@ async fn update_resources(
     // package_update needs the stored, not rewritten, resources and the raw lists.
     params.insert("resources".into(), Value::Array(resources));
     params.remove("metadata_modified");
-    package_update(ctx, params).await
+    update_dict(ctx, params).await
 }

@@ -7,15 +7,17 @@ action_params! {
     pub struct PackageResourceReorderParams {
         /// the id or name of the dataset
         id: String,
+        /// the ids of the resources, in their new order (the others follow them)
+        order: Option<Value>,
     }
 }
 
-pub async fn package_resource_reorder(
+pub(crate) async fn package_resource_reorder(
     ctx: &mut ActionContext,
     p: PackageResourceReorderParams,
 ) -> CkanResult<Value> {
-    let (id, p) = (p.id, p.__extras);
-    let order = match p.get("order") {
+    let id = p.id;
+    let order = match &p.order {
         Some(Value::Array(a)) => a
             .iter()
             .map(|v| v.as_str().unwrap_or_default().to_string())

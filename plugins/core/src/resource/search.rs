@@ -1,10 +1,12 @@
 //! `resource_search` (spec/ckan-read-api.md §5.9).
 
+use catalog_framework::params::text;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::store::time::parse_iso;
 use chrono::NaiveDateTime;
 
-use crate::lookup::{escape_like, ilike, naturals, text_of};
+use crate::lookup::{escape_like, ilike, text_of};
 
 /// The resource columns `resource_search` accepts (CKAN's `CORE_RESOURCE_COLUMNS`).
 const RESOURCE_FIELDS: &[&str] = &[
@@ -149,7 +151,7 @@ fn py_json(v: &Value) -> String {
 fn extras_blob(r: &Map<String, Value>) -> Option<String> {
     let extras: Map<String, Value> = r
         .iter()
-        .filter(|(k, _)| !catalog_plugin_schema::RESOURCE_COLUMNS.contains(&k.as_str()))
+        .filter(|(k, _)| !catalog_framework::validators::RESOURCE_COLUMNS.contains(&k.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     (!extras.is_empty()).then(|| py_json(&Value::Object(extras)))
@@ -206,20 +208,29 @@ action_params! {
     /// :param offset: optional
     /// :param limit: optional
     /// :rtype: dictionary with count and results
-    pub struct ResourceSearchParams {}
+    pub struct ResourceSearchParams {
+        /// `field:term`, or a list of them that must all match (required; checked after the
+        /// access check)
+        query: Option<Value>,
+        /// a resource field to order the results by (others are ignored)
+        order_by: Option<Value>,
+        /// how many matches to skip
+        offset: Option<Natural>,
+        /// how many matches to return
+        limit: Option<Natural>,
+    }
 }
 
-pub async fn resource_search(
+pub(crate) async fn resource_search(
     ctx: &mut ActionContext,
     p: ResourceSearchParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    let paging = naturals(&p, &["offset", "limit"])?;
-    let (offset, limit) = (paging[0].unwrap_or(0), paging[1]);
-    ctx.check_access("resource_search", &p).await?;
+    let offset = p.offset.map_or(0, |n| n.0 as usize);
+    let limit = p.limit.map(|n| n.0 as usize);
+    ctx.check_access("resource_search", &p.to_params()).await?;
     let extra = ctx.config().catalog.extra_resource_fields.clone();
-    let criteria = parse_resource_query(p.get("query"), &extra)?;
-    let order_by = opt_str(&p, "order_by").filter(|f| RESOURCE_ORDERABLE.contains(&f.as_str()));
+    let criteria = parse_resource_query(p.query.as_ref(), &extra)?;
+    let order_by = text(p.order_by.as_ref()).filter(|f| RESOURCE_ORDERABLE.contains(&f.as_str()));
 
     // Active resources of active, public datasets (of any type), in a stable order.
     let mut rows = q::public_package_documents(ctx.db().await?).await?;

@@ -11,7 +11,10 @@ action_params! {
     }
 }
 
-pub async fn resource_show(ctx: &mut ActionContext, p: ResourceShowParams) -> CkanResult<Value> {
+pub(crate) async fn resource_show(
+    ctx: &mut ActionContext,
+    p: ResourceShowParams,
+) -> CkanResult<Value> {
     let id = p.id;
     let pkg = resource_package(ctx, &id).await?;
     let mut auth = Params::new();

@@ -1,8 +1,9 @@
+use catalog_framework::params::req_str;
 use catalog_framework::prelude::*;
 
 use super::{
-    find_resource, guess_mimetype, resource_package, store_file, stored_resources, take_upload,
-    update_resources,
+    find_resource, guess_mimetype, resource_dict_params, resource_package, store_file,
+    stored_resources, take_upload, update_resources,
 };
 
 async fn resource_update_inner(
@@ -59,14 +60,15 @@ async fn resource_update_inner(
         guess_mimetype(&mut res, given_url.as_deref(), upload.as_ref());
     }
     let max = ctx.config().catalog.max_field_chars;
-    let res =
-        catalog_plugin_schema::validate_resource_dict(&Value::Object(res), max).map_err(|e| {
+    let res = catalog_framework::validators::validate_resource(&Value::Object(res), max).map_err(
+        |e| {
             let mut b = ValidationBuilder::default();
             for (k, v) in e {
                 b.set(&k, v);
             }
             b.build()
-        })?;
+        },
+    )?;
     resources[idx] = Value::Object(res);
     let shown = update_resources(ctx, &pkg_id, resources)
         .await
@@ -102,24 +104,38 @@ async fn resource_update_inner(
     Ok(updated)
 }
 
-action_params! {
+resource_dict_params! {
     /// Update a resource, replacing its fields.
     ///
     /// The parameters are the resource dict with its `id`.
-    pub struct ResourceUpdateParams {}
+    ResourceUpdateParams {
+        /// the resource's id
+        id: crate::InDict<String>,
+    }
 }
 
-pub async fn resource_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+pub(crate) async fn resource_update(
+    ctx: &mut ActionContext,
+    p: ResourceUpdateParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
     resource_update_inner(ctx, p, false).await
 }
 
-action_params! {
+resource_dict_params! {
     /// Patch a resource: only the given fields change.
     ///
     /// The parameters are the resource's `id` and the fields to change.
-    pub struct ResourcePatchParams {}
+    ResourcePatchParams {
+        /// the resource's id
+        id: crate::InDict<String>,
+    }
 }
 
-pub async fn resource_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+pub(crate) async fn resource_patch(
+    ctx: &mut ActionContext,
+    p: ResourcePatchParams,
+) -> CkanResult<Value> {
+    let p = p.__extras;
     resource_update_inner(ctx, p, true).await
 }

@@ -1,5 +1,6 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::store::time::now_iso;
 
 action_params! {
     /// Return the site user (created on first use): the sysadmin account named after
@@ -9,7 +10,10 @@ action_params! {
     pub struct GetSiteUserParams {}
 }
 
-pub async fn get_site_user(ctx: &mut ActionContext, p: GetSiteUserParams) -> CkanResult<Value> {
+pub(crate) async fn get_site_user(
+    ctx: &mut ActionContext,
+    p: GetSiteUserParams,
+) -> CkanResult<Value> {
     ctx.check_access("get_site_user", &p.__extras).await?;
     let name = ctx.config().catalog.site_id.clone();
     let user = match ctx.user_row(&name).await?.filter(|u| u.name == name) {

@@ -8,7 +8,7 @@ action_params! {
     }
 }
 
-pub async fn help_show(ctx: &mut ActionContext, p: HelpShowParams) -> CkanResult<Value> {
+pub(crate) async fn help_show(ctx: &mut ActionContext, p: HelpShowParams) -> CkanResult<Value> {
     ctx.check_access("help_show", &p.__extras).await?;
     let action = ctx
         .app

@@ -7,7 +7,10 @@ action_params! {
     pub struct LicenseListParams {}
 }
 
-pub async fn license_list(ctx: &mut ActionContext, p: LicenseListParams) -> CkanResult<Value> {
+pub(crate) async fn license_list(
+    ctx: &mut ActionContext,
+    p: LicenseListParams,
+) -> CkanResult<Value> {
     ctx.check_access("license_list", &p.__extras).await?;
     Ok(Value::Array(LICENSES.iter().map(|l| l.to_json()).collect()))
 }

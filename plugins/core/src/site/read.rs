@@ -5,7 +5,7 @@ action_params! {
     pub struct SiteReadParams {}
 }
 
-pub async fn site_read(ctx: &mut ActionContext, p: SiteReadParams) -> CkanResult<Value> {
+pub(crate) async fn site_read(ctx: &mut ActionContext, p: SiteReadParams) -> CkanResult<Value> {
     ctx.check_access("site_read", &p.__extras).await?;
     Ok(json!(true))
 }

@@ -5,7 +5,7 @@ action_params! {
     pub struct StatusShowParams {}
 }
 
-pub async fn status_show(ctx: &mut ActionContext, p: StatusShowParams) -> CkanResult<Value> {
+pub(crate) async fn status_show(ctx: &mut ActionContext, p: StatusShowParams) -> CkanResult<Value> {
     ctx.check_access("status_show", &p.__extras).await?;
     let c = &ctx.config().catalog;
     let mut m = Map::new();

@@ -9,19 +9,25 @@ action_params! {
     /// :param name: the tag's name
     /// :param vocabulary_id: the vocabulary's id (not its name)
     /// :rtype: dictionary
-    pub struct TagCreateParams {}
+    pub struct TagCreateParams {
+        /// the tag's name (required; checked after the access check)
+        name: Option<Value>,
+        /// the vocabulary's id, not its name (required)
+        vocabulary_id: Option<Value>,
+    }
 }
 
-pub async fn tag_create(ctx: &mut ActionContext, p: TagCreateParams) -> CkanResult<Value> {
-    let p = p.__extras;
-    ctx.check_access("tag_create", &p).await?;
+pub(crate) async fn tag_create(ctx: &mut ActionContext, p: TagCreateParams) -> CkanResult<Value> {
+    ctx.check_access("tag_create", &p.to_params()).await?;
     let mut errs = validation();
-    if p.get("id")
+    // An id is refused, not a parameter: it stays in `__extras`.
+    if p.__extras
+        .get("id")
         .is_some_and(|v| !v.is_null() && v.as_str() != Some(""))
     {
         errs.push("id", "The input field id was not expected.");
     }
-    let name = match p.get("name") {
+    let name = match &p.name {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Number(n)) => n.to_string(),
         _ => String::new(),
@@ -29,11 +35,11 @@ pub async fn tag_create(ctx: &mut ActionContext, p: TagCreateParams) -> CkanResu
     if name.is_empty() {
         errs.push("name", "Missing value");
     } else {
-        for e in catalog_plugin_schema::tag_errors(&name) {
+        for e in catalog_framework::validators::tag_errors(&name) {
             errs.push("name", e);
         }
     }
-    let vocab_ref = match p.get("vocabulary_id") {
+    let vocab_ref = match &p.vocabulary_id {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Number(n)) => n.to_string(),
         _ => String::new(),

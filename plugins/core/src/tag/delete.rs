@@ -12,16 +12,20 @@ action_params! {
     ///
     /// :param id: the tag's id or name
     /// :param vocabulary_id: the vocabulary's id or name (for a vocabulary tag named by name)
-    pub struct TagDeleteParams {}
+    pub struct TagDeleteParams {
+        /// the tag's id or name
+        id: Option<Value>,
+        /// the vocabulary's id or name (for a vocabulary tag named by name)
+        vocabulary_id: Option<Value>,
+    }
 }
 
-pub async fn tag_delete(ctx: &mut ActionContext, p: TagDeleteParams) -> CkanResult<Value> {
-    let p = p.__extras;
-    let r = required_id(&p)?;
-    let (tag_id, _, _) = find_tag(ctx, &r, &p)
+pub(crate) async fn tag_delete(ctx: &mut ActionContext, p: TagDeleteParams) -> CkanResult<Value> {
+    let r = required_id(p.id.as_ref())?;
+    let (tag_id, _, _) = find_tag(ctx, &r, p.vocabulary_id.as_ref())
         .await?
         .ok_or_else(|| not_found(format!("Could not find tag \"{r}\"")))?;
-    ctx.check_access("tag_delete", &p).await?;
+    ctx.check_access("tag_delete", &p.to_params()).await?;
     let datasets = q::delete_tag(ctx.db().await?, &tag_id).await?;
     drop_tags_from_datasets(ctx, &datasets, &HashSet::from([tag_id])).await?;
     Ok(Value::Null)

@@ -1,23 +1,26 @@
+use catalog_framework::params::text;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
-use super::{free_tags, tag_search_rows};
+use super::{free_tags, tag_query, tag_search_params, tag_search_rows};
 use crate::lookup::{py_truthy, visible_values};
 use crate::vocabulary::vocabulary_tag_dict;
 
-action_params! {
+tag_search_params! {
     /// Return the site's free tags (or a vocabulary's tags).
     ///
     /// :param query: only tags whose names contain this (case-insensitive); `q` is an alias
     /// :param vocabulary_id: the vocabulary's id or name
     /// :param all_fields: return tag dicts instead of names
     /// :rtype: list
-    pub struct TagListParams {}
+    TagListParams {
+        /// return tag dictionaries instead of names (any true value)
+        all_fields: Option<Value>,
+    }
 }
 
-pub async fn tag_list(ctx: &mut ActionContext, p: TagListParams) -> CkanResult<Value> {
-    let p = p.__extras;
-    let has_query = match [p.get("query"), p.get("q")]
+pub(crate) async fn tag_list(ctx: &mut ActionContext, p: TagListParams) -> CkanResult<Value> {
+    let has_query = match [p.query.as_ref(), p.q.as_ref()]
         .into_iter()
         .find(|v| py_truthy(*v))
         .flatten()
@@ -26,12 +29,12 @@ pub async fn tag_list(ctx: &mut ActionContext, p: TagListParams) -> CkanResult<V
         Some(_) => true,
         None => false,
     };
-    let all_fields = py_truthy(p.get("all_fields"));
-    ctx.check_access("tag_list", &p).await?;
+    let all_fields = py_truthy(p.all_fields.as_ref());
+    ctx.check_access("tag_list", &p.to_params()).await?;
     let (tags, vocabulary_id) = if has_query {
-        let (tags, _, v) = tag_search_rows(ctx, &p).await?;
+        let (tags, _, v) = tag_search_rows(ctx, &tag_query!(p)).await?;
         (tags, v)
-    } else if let Some(v) = opt_str(&p, "vocabulary_id").filter(|s| !s.is_empty()) {
+    } else if let Some(v) = text(p.vocabulary_id.get()).filter(|s| !s.is_empty()) {
         let row = q::vocabulary_by_ref(ctx.db().await?, &v)
             .await?
             .ok_or_else(|| not_found(format!("could not find vocabulary '{v}'")))?;

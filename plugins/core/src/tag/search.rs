@@ -1,8 +1,8 @@
 use catalog_framework::prelude::*;
 
-use super::tag_search_rows;
+use super::{tag_query, tag_search_params, tag_search_rows};
 
-action_params! {
+tag_search_params! {
     /// Return the tags whose names contain every given term (case-insensitive): free tags, or a
     /// vocabulary's.
     ///
@@ -11,13 +11,12 @@ action_params! {
     /// :param limit: optional
     /// :param offset: optional
     /// :rtype: dictionary with count and results
-    pub struct TagSearchParams {}
+    TagSearchParams {}
 }
 
-pub async fn tag_search(ctx: &mut ActionContext, p: TagSearchParams) -> CkanResult<Value> {
-    let p = p.__extras;
-    ctx.check_access("tag_search", &p).await?;
-    let (tags, count, vocabulary_id) = tag_search_rows(ctx, &p).await?;
+pub(crate) async fn tag_search(ctx: &mut ActionContext, p: TagSearchParams) -> CkanResult<Value> {
+    ctx.check_access("tag_search", &p.to_params()).await?;
+    let (tags, count, vocabulary_id) = tag_search_rows(ctx, &tag_query!(p)).await?;
     let results: Vec<Value> = tags
         .into_iter()
         .map(|(id, name)| json!({"id": id, "name": name, "vocabulary_id": vocabulary_id}))
@@ -25,7 +24,7 @@ pub async fn tag_search(ctx: &mut ActionContext, p: TagSearchParams) -> CkanResu
     Ok(json!({"count": count, "results": results}))
 }
 
-action_params! {
+tag_search_params! {
     /// Return the names of the tags that contain a string (as tag_search).
     ///
     /// :param query: the string to search for
@@ -33,16 +32,15 @@ action_params! {
     /// :param limit: optional
     /// :param offset: optional
     /// :rtype: list of strings
-    pub struct TagAutocompleteParams {}
+    TagAutocompleteParams {}
 }
 
-pub async fn tag_autocomplete(
+pub(crate) async fn tag_autocomplete(
     ctx: &mut ActionContext,
     p: TagAutocompleteParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    ctx.check_access("tag_autocomplete", &p).await?;
-    let (tags, _, _) = tag_search_rows(ctx, &p).await?;
+    ctx.check_access("tag_autocomplete", &p.to_params()).await?;
+    let (tags, _, _) = tag_search_rows(ctx, &tag_query!(p)).await?;
     Ok(Value::Array(
         tags.into_iter().map(|(_, name)| json!(name)).collect(),
     ))

@@ -1,4 +1,6 @@
+use catalog_framework::params::bool_value;
 use catalog_framework::prelude::*;
+use catalog_framework::search::{Query, SearchRequest};
 use catalog_framework::store as q;
 
 use super::find_tag;
@@ -10,17 +12,19 @@ action_params! {
     pub struct TagShowParams {
         /// the tag's id or name
         id: String,
+        /// the vocabulary's id or name (for a vocabulary tag named by name)
+        vocabulary_id: Option<Value>,
+        /// include the (at most 1000) public datasets with the tag (default false)
+        include_datasets: Option<Value>,
     }
 }
 
-pub async fn tag_show(ctx: &mut ActionContext, p: TagShowParams) -> CkanResult<Value> {
+pub(crate) async fn tag_show(ctx: &mut ActionContext, p: TagShowParams) -> CkanResult<Value> {
+    ctx.check_access("tag_show", &p.to_params()).await?;
     let id = p.id;
-    let p = p.__extras;
-    let mut auth = p.clone();
-    auth.insert("id".into(), json!(id));
-    ctx.check_access("tag_show", &auth).await?;
-    let (tag_id, name, vocabulary_id) =
-        find_tag(ctx, &id, &p).await?.ok_or_else(|| not_found(""))?;
+    let (tag_id, name, vocabulary_id) = find_tag(ctx, &id, p.vocabulary_id.as_ref())
+        .await?
+        .ok_or_else(|| not_found(""))?;
     let vocabulary = if vocabulary_id.is_empty() {
         None
     } else {
@@ -40,7 +44,7 @@ pub async fn tag_show(ctx: &mut ActionContext, p: TagShowParams) -> CkanResult<V
             m
         }
     };
-    if bool_param(&p, "include_datasets", false)? {
+    if bool_value(p.include_datasets.as_ref(), false)? {
         let field = match &vocabulary {
             Some(v) => format!("vocab_{}", v.name),
             None => "tags".to_string(),

@@ -7,19 +7,22 @@ action_params! {
     /// Delete a task status (sysadmins only).
     ///
     /// :param id: the task status's id
-    pub struct TaskStatusDeleteParams {}
+    pub struct TaskStatusDeleteParams {
+        /// the task status's id
+        id: Option<Value>,
+    }
 }
 
-pub async fn task_status_delete(
+pub(crate) async fn task_status_delete(
     ctx: &mut ActionContext,
     p: TaskStatusDeleteParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    let id = text_param(&p, "id").ok_or_else(|| missing("id"))?;
+    let id = text_param(p.id.as_ref()).ok_or_else(|| missing("id"))?;
     let row = q::task_status_by_id(ctx.db().await?, &id)
         .await?
         .ok_or_else(|| not_found(""))?;
-    ctx.check_access("task_status_delete", &p).await?;
+    ctx.check_access("task_status_delete", &p.to_params())
+        .await?;
     q::delete_task_status(ctx.db().await?, &row.id).await?;
     Ok(Value::Null)
 }

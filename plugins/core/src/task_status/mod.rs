@@ -19,8 +19,8 @@ pub(crate) fn task_status_dict(t: &TaskStatusRow) -> Value {
 
 /// A parameter as CKAN's `unicode_safe` keeps it: strings as they are, other scalars as text;
 /// `None` for absent, null or empty.
-pub(crate) fn text_param(p: &Params, key: &str) -> Option<String> {
-    match p.get(key) {
+pub(crate) fn text_param(v: Option<&Value>) -> Option<String> {
+    match v {
         Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
         Some(Value::Number(n)) => Some(n.to_string()),
         Some(Value::Bool(b)) => Some(if *b { "True" } else { "False" }.into()),

@@ -1,6 +1,7 @@
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::Raw;
 
 use super::{task_status_dict, text_param};
 
@@ -12,27 +13,46 @@ action_params! {
     /// :param task_type: required without `id`
     /// :param key: required without `id`
     /// :rtype: dictionary
-    pub struct TaskStatusShowParams {}
+    pub struct TaskStatusShowParams {
+        /// the task status's id
+        id: Option<Value>,
+        /// the entity's id (required without `id`, as are `task_type` and `key`: checked one
+        /// at a time after the access check; a null counts as given)
+        entity_id: Raw,
+        /// the task's type
+        task_type: Raw,
+        /// the task status's key
+        key: Raw,
+    }
 }
 
-pub async fn task_status_show(
+pub(crate) async fn task_status_show(
     ctx: &mut ActionContext,
     p: TaskStatusShowParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    ctx.check_access("task_status_show", &p).await?;
-    let row = match text_param(&p, "id") {
+    ctx.check_access("task_status_show", &p.to_params()).await?;
+    let row = match text_param(p.id.as_ref()) {
         Some(id) => q::task_status_by_id(ctx.db().await?, &id).await?,
         None => {
             // CKAN's get_or_bust, one key at a time.
-            for key in ["entity_id", "task_type", "key"] {
-                if !p.contains_key(key) {
+            let keys = [
+                ("entity_id", &p.entity_id),
+                ("task_type", &p.task_type),
+                ("key", &p.key),
+            ];
+            for (key, v) in keys {
+                if v.get().is_none() {
                     return Err(missing(key));
                 }
             }
-            let v = |k: &str| text_param(&p, k).unwrap_or_default();
-            q::task_status_by_key(ctx.db().await?, &v("entity_id"), &v("task_type"), &v("key"))
-                .await?
+            let v = |r: &Raw| text_param(r.get()).unwrap_or_default();
+            q::task_status_by_key(
+                ctx.db().await?,
+                &v(&p.entity_id),
+                &v(&p.task_type),
+                &v(&p.key),
+            )
+            .await?
         }
     };
     let row = row.ok_or_else(|| not_found(""))?;
@@ -79,16 +99,19 @@ action_params! {
     ///
     /// :param id: the resource's id
     /// :rtype: list of dictionaries
-    pub struct ResourceStatusShowParams {}
+    pub struct ResourceStatusShowParams {
+        /// the resource's id (required; checked after the access check)
+        id: Option<Value>,
+    }
 }
 
-pub async fn resource_status_show(
+pub(crate) async fn resource_status_show(
     ctx: &mut ActionContext,
     p: ResourceStatusShowParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    ctx.check_access("resource_status_show", &p).await?;
-    let id = text_param(&p, "id").ok_or_else(|| missing("id"))?;
+    ctx.check_access("resource_status_show", &p.to_params())
+        .await?;
+    let id = text_param(p.id.as_ref()).ok_or_else(|| missing("id"))?;
     check_entity_readable(ctx, &id, Some(&id)).await?;
     let rows = q::task_statuses_of(ctx.db().await?, &id).await?;
     Ok(Value::Array(

@@ -1,5 +1,7 @@
 use catalog_framework::prelude::*;
+use catalog_framework::store::time::parse_iso;
 use catalog_framework::store::{self as q, TaskStatusRow};
+use catalog_framework::typed::InDict;
 
 use super::{task_status_dict, text_param};
 
@@ -17,18 +19,38 @@ action_params! {
     /// :param error: optional
     /// :param last_updated: optional ISO timestamp (a new row gets the current time)
     /// :rtype: dictionary
-    pub struct TaskStatusUpdateParams {}
+    pub struct TaskStatusUpdateParams {
+        /// the row to update
+        id: InDict<String>,
+        /// the entity's id
+        entity_id: InDict<String>,
+        /// the entity's type
+        entity_type: InDict<String>,
+        /// the task's type
+        task_type: InDict<String>,
+        /// the task status's key
+        key: InDict<String>,
+        /// the value (required for a new row)
+        value: InDict<String>,
+        /// the task's state
+        state: InDict<String>,
+        /// the task's error
+        error: InDict<String>,
+        /// an ISO timestamp (a new row gets the current time)
+        last_updated: InDict<String>,
+    }
 }
 
-pub async fn task_status_update(
+pub(crate) async fn task_status_update(
     ctx: &mut ActionContext,
     p: TaskStatusUpdateParams,
 ) -> CkanResult<Value> {
     update_one(ctx, &p.__extras).await
 }
 
+/// A task status dict (validated whole, as CKAN's schema does) written.
 pub(crate) async fn update_one(ctx: &mut ActionContext, p: &Params) -> CkanResult<Value> {
-    let by_id = match text_param(p, "id") {
+    let by_id = match text_param(p.get("id")) {
         Some(id) => Some(
             q::task_status_by_id(ctx.db().await?, &id)
                 .await?
@@ -39,7 +61,7 @@ pub(crate) async fn update_one(ctx: &mut ActionContext, p: &Params) -> CkanResul
     ctx.check_access("task_status_update", p).await?;
     let mut errs = validation();
     let mut required = |key: &str| {
-        text_param(p, key).unwrap_or_else(|| {
+        text_param(p.get(key)).unwrap_or_else(|| {
             errs.push(key, "Missing value");
             String::new()
         })
@@ -135,15 +157,18 @@ action_params! {
     ///
     /// :param data: list of task status dicts
     /// :rtype: dictionary with `results`
-    pub struct TaskStatusUpdateManyParams {}
+    pub struct TaskStatusUpdateManyParams {
+        /// a list of task status dicts
+        data: Option<Value>,
+    }
 }
 
-pub async fn task_status_update_many(
+pub(crate) async fn task_status_update_many(
     ctx: &mut ActionContext,
     p: TaskStatusUpdateManyParams,
 ) -> CkanResult<Value> {
-    let items = match p.__extras.get("data") {
-        Some(Value::Array(items)) => items.clone(),
+    let items = match p.data {
+        Some(Value::Array(items)) => items,
         None | Some(Value::Null) => return Err(missing("data")),
         Some(_) => return Err(validation().field("data", "Not a list").build()),
     };

@@ -1,5 +1,6 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::InDict;
 
 use crate::task_status::text_param;
 
@@ -10,21 +11,29 @@ action_params! {
     /// :param term_translation: its translation
     /// :param lang_code: the language code
     /// :rtype: dictionary
-    pub struct TermTranslationUpdateParams {}
+    pub struct TermTranslationUpdateParams {
+        /// the term
+        term: InDict<String>,
+        /// its translation
+        term_translation: InDict<String>,
+        /// the language code
+        lang_code: InDict<String>,
+    }
 }
 
-pub async fn term_translation_update(
+pub(crate) async fn term_translation_update(
     ctx: &mut ActionContext,
     p: TermTranslationUpdateParams,
 ) -> CkanResult<Value> {
     update_one(ctx, &p.__extras).await
 }
 
+/// A term translation dict (validated whole, as CKAN's schema does) written.
 async fn update_one(ctx: &mut ActionContext, p: &Params) -> CkanResult<Value> {
     ctx.check_access("term_translation_update", p).await?;
     let mut errs = validation();
     let mut required = |key: &str| {
-        text_param(p, key).unwrap_or_else(|| {
+        text_param(p.get(key)).unwrap_or_else(|| {
             errs.push(key, "Missing value");
             String::new()
         })
@@ -42,10 +51,13 @@ action_params! {
     ///
     /// :param data: list of dicts with `term`, `term_translation` and `lang_code`
     /// :rtype: dictionary with `success`
-    pub struct TermTranslationUpdateManyParams {}
+    pub struct TermTranslationUpdateManyParams {
+        /// a non-empty list of dicts with `term`, `term_translation` and `lang_code`
+        data: Option<Value>,
+    }
 }
 
-pub async fn term_translation_update_many(
+pub(crate) async fn term_translation_update_many(
     ctx: &mut ActionContext,
     p: TermTranslationUpdateManyParams,
 ) -> CkanResult<Value> {
@@ -54,8 +66,8 @@ pub async fn term_translation_update_many(
         errs.set("error", json!("Must be a list of dicts"));
         errs.build()
     };
-    let items = match p.__extras.get("data") {
-        Some(Value::Array(items)) if !items.is_empty() => items.clone(),
+    let items = match p.data {
+        Some(Value::Array(items)) if !items.is_empty() => items,
         _ => return Err(not_list()),
     };
     for item in &items {

@@ -1,7 +1,9 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
-use crate::lookup::{autocomplete_params, ilike, py_truthy};
+use catalog_framework::typed::Text;
+
+use crate::lookup::{ilike, py_truthy};
 
 action_params! {
     /// Return the users whose name or full name contains a string.
@@ -10,21 +12,28 @@ action_params! {
     /// :param limit: optional (default 20)
     /// :param ignore_self: leave the caller out
     /// :rtype: list of dictionaries (id, name, fullname)
-    pub struct UserAutocompleteParams {}
+    pub struct UserAutocompleteParams {
+        /// the string to search for (may be empty: no match)
+        q: Text,
+        /// how many users to return (default 20)
+        limit: Option<Natural>,
+        /// leave the caller out (any true value)
+        ignore_self: Option<Value>,
+    }
 }
 
-pub async fn user_autocomplete(
+pub(crate) async fn user_autocomplete(
     ctx: &mut ActionContext,
     p: UserAutocompleteParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    let (q, limit) = autocomplete_params(&p, 20)?;
-    ctx.check_access("user_autocomplete", &p).await?;
+    ctx.check_access("user_autocomplete", &p.to_params())
+        .await?;
+    let (q, limit) = (p.q.0, p.limit.map_or(20, |n| n.0 as usize));
     // `User.search`: `q` is not escaped; sysadmins also match e-mail addresses.
     let pattern = format!("%{q}%");
     let sysadmin = ctx.is_sysadmin();
     let me = ctx.user_name().to_string();
-    let ignore_self = py_truthy(p.get("ignore_self"));
+    let ignore_self = py_truthy(p.ignore_self.as_ref());
     let users = q::users_where(ctx.db().await?, "state <> 'deleted'", &[]).await?;
     let mut out: Vec<&q::UserRow> = users
         .iter()

@@ -1,26 +1,34 @@
 use catalog_framework::authz;
+use catalog_framework::params::truthy;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
-use catalog_plugin_schema::optional_text;
+use catalog_framework::store::time::now_iso;
+use catalog_framework::validators::optional_text;
 
-use super::{check_about, check_email, check_password, Profile};
+use super::{check_about, check_email, check_password, user_dict_params, Profile};
 use crate::api_token::insert_token;
 use crate::dictize::{sorted, user_dict};
 use crate::ids::new_id;
 
-action_params! {
+user_dict_params! {
     /// Create a user.
     ///
     /// The parameters are the user dict (`name`, `email`, `password`, `fullname`, `about`,
     /// `image_url` …).
-    pub struct UserCreateParams {}
+    UserCreateParams {
+        /// the new user's id (sysadmins only)
+        id: crate::InDict<String>,
+        /// also create an API token for the user and return it as `token`
+        with_apitoken: crate::InDict<bool>,
+    }
 }
 
-pub async fn user_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+pub(crate) async fn user_create(ctx: &mut ActionContext, p: UserCreateParams) -> CkanResult<Value> {
+    let p = p.__extras;
     ctx.check_access("user_create", &p).await?;
     let max = ctx.config().catalog.max_field_chars;
     let mut errs = ValidationBuilder::default();
-    let name = catalog_plugin_schema::required_name(&p, &mut errs);
+    let name = catalog_framework::validators::required_name(&p, &mut errs);
     if !name.is_empty()
         && !q::users_where(ctx.db().await?, "name = $1", &[name.to_string()])
             .await?
@@ -28,7 +36,7 @@ pub async fn user_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value
     {
         errs.push("name", "The username is already associated with another account. Please use a different username.");
     }
-    let email = check_email(ctx, &p, &mut errs, None).await?;
+    let email = check_email(ctx, p.get("email"), &mut errs, None).await?;
     let sysadmin_caller = ctx.is_sysadmin() || ctx.ignore_auth;
     let given_hash = p
         .get("password_hash")
@@ -49,7 +57,7 @@ pub async fn user_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value
         .get("id")
         .and_then(Value::as_str)
         .filter(|_| sysadmin_caller)
-        .and_then(catalog_plugin_schema::uuid_parse)
+        .and_then(catalog_framework::validators::uuid_parse)
         .unwrap_or_else(new_id);
     let hash = given_hash.unwrap_or_else(|| authz::hash_password(&password.unwrap_or_default()));
     let sysadmin = sysadmin_caller && truthy(p.get("sysadmin"));
@@ -61,9 +69,9 @@ pub async fn user_create(ctx: &mut ActionContext, p: Params) -> CkanResult<Value
         .to_string();
     if sysadmin_caller {
         let mut errs = ValidationBuilder::default();
-        catalog_plugin_schema::check_state(
+        catalog_framework::validators::check_state(
             p.get("state"),
-            catalog_plugin_schema::USER_STATES,
+            catalog_framework::validators::USER_STATES,
             &mut errs,
         );
         errs.finish()?;

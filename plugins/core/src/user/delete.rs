@@ -3,13 +3,15 @@ use catalog_framework::store as q;
 
 action_params! {
     /// Delete a user. Sysadmins only.
-    pub struct UserDeleteParams {}
+    pub struct UserDeleteParams {
+        /// the id or name of the user
+        id: String,
+    }
 }
 
-pub async fn user_delete(ctx: &mut ActionContext, p: UserDeleteParams) -> CkanResult<Value> {
-    let p = p.__extras;
-    let r = req_str(&p, "id")?;
-    ctx.check_access("user_delete", &p).await?;
+pub(crate) async fn user_delete(ctx: &mut ActionContext, p: UserDeleteParams) -> CkanResult<Value> {
+    ctx.check_access("user_delete", &p.to_params()).await?;
+    let r = p.id;
     let u = ctx
         .user_for_update(&r)
         .await?

@@ -1,8 +1,10 @@
 //! `user_invite`: a pending user, a membership, and a mail with a password-reset link.
 
 use catalog_framework::mail::{self, Mail};
+use catalog_framework::params::{decode, text};
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::store::time::now_iso;
 
 use super::check_email;
 use crate::dictize::{sorted, user_dict};
@@ -19,7 +21,15 @@ action_params! {
     /// :param group_id: the id or name of the group or organization
     /// :param role: `member`, `editor` or `admin`
     /// :returns: the new user
-    pub struct UserInviteParams {}
+    pub struct UserInviteParams {
+        /// the e-mail address of the user to invite (required, as are the two others: checked
+        /// after the access check, each `Missing value` at once)
+        email: Option<Value>,
+        /// the id or name of the group or organization
+        group_id: Option<Value>,
+        /// `member`, `editor` or `admin`
+        role: Option<Value>,
+    }
 }
 
 const ROLES: &[(&str, &str)] = &[
@@ -39,20 +49,19 @@ const ROLES: &[(&str, &str)] = &[
 /// deletes it (to state `deleted`) when the mail fails; here no row is written at all. The
 /// writes can still fail after the mail in a race (the address registered meanwhile): the
 /// call then answers that error and the invitee's link leads nowhere.
-pub async fn user_invite(ctx: &mut ActionContext, p: UserInviteParams) -> CkanResult<Value> {
-    let p = p.__extras;
-    ctx.check_access("user_invite", &p).await?;
+pub(crate) async fn user_invite(ctx: &mut ActionContext, p: UserInviteParams) -> CkanResult<Value> {
+    ctx.check_access("user_invite", &p.to_params()).await?;
     let mut errs = ValidationBuilder::default();
-    let email = check_email(ctx, &p, &mut errs, None).await?;
-    for k in ["group_id", "role"] {
-        if opt_str(&p, k).is_none_or(|s| s.trim().is_empty()) {
+    let email = check_email(ctx, p.email.as_ref(), &mut errs, None).await?;
+    for (k, v) in [("group_id", &p.group_id), ("role", &p.role)] {
+        if text(v.as_ref()).is_none_or(|s| s.trim().is_empty()) {
             errs.push(k, "Missing value");
         }
     }
     errs.finish()?;
     let email = email.ok_or_else(|| missing("email"))?;
-    let group_ref = req_str(&p, "group_id")?;
-    let role = req_str(&p, "role")?;
+    let group_ref: String = decode("group_id", p.group_id.as_ref())?;
+    let role: String = decode("role", p.role.as_ref())?;
     let group = ctx
         .group_row(&group_ref)
         .await?
@@ -99,7 +108,7 @@ pub async fn user_invite(ctx: &mut ActionContext, p: UserInviteParams) -> CkanRe
     ctx.begin_write().await;
     // Checked again in the transaction: the address may have been registered meanwhile.
     let mut errs = ValidationBuilder::default();
-    check_email(ctx, &p, &mut errs, None).await?;
+    check_email(ctx, p.email.as_ref(), &mut errs, None).await?;
     errs.finish()?;
     let write = q::UserWrite {
         name: &name,

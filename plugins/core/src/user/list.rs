@@ -1,3 +1,4 @@
+use catalog_framework::params::{bool_value, text};
 use catalog_framework::prelude::*;
 use catalog_framework::store::{self as q, UserRow};
 
@@ -6,23 +7,35 @@ use crate::dictize::{sorted, user_dict};
 
 action_params! {
     /// Return the site's users.
-    pub struct UserListParams {}
+    pub struct UserListParams {
+        /// only the users whose name or full name (or, for a sysadmin, e-mail address)
+        /// contains this (case-insensitive)
+        q: Option<Value>,
+        /// only the users with this e-mail address (sysadmins only)
+        email: Option<Value>,
+        /// `name`, `id`, `created`, `fullname`, `about`, `sysadmin`,
+        /// `number_created_packages` or `display_name` (the default)
+        order_by: Option<Value>,
+        /// return dictionaries instead of names (default true)
+        all_fields: Option<Value>,
+        /// include the site user (default false)
+        include_site_user: Option<Value>,
+    }
 }
 
-pub async fn user_list(ctx: &mut ActionContext, p: UserListParams) -> CkanResult<Value> {
-    let p = p.__extras;
-    let all_fields = bool_param(&p, "all_fields", true)?;
-    let order_by = opt_str(&p, "order_by").unwrap_or_else(|| "display_name".into());
+pub(crate) async fn user_list(ctx: &mut ActionContext, p: UserListParams) -> CkanResult<Value> {
+    let all_fields = bool_value(p.all_fields.as_ref(), true)?;
+    let order_by = text(p.order_by.as_ref()).unwrap_or_else(|| "display_name".into());
     if order_by == "edits" {
         return Err(validation_message("order_by=edits is no longer supported"));
     }
-    ctx.check_access("user_list", &p).await?;
+    ctx.check_access("user_list", &p.to_params()).await?;
     let mut users = q::users_where(ctx.db().await?, "state <> 'deleted'", &[]).await?;
     let site_id = ctx.config().catalog.site_id.clone();
-    if !bool_param(&p, "include_site_user", false)? {
+    if !bool_value(p.include_site_user.as_ref(), false)? {
         users.retain(|u| u.name != site_id);
     }
-    if let Some(qs) = opt_str(&p, "q").map(|s| s.to_lowercase()) {
+    if let Some(qs) = text(p.q.as_ref()).map(|s| s.to_lowercase()) {
         let sys = ctx.is_sysadmin();
         users.retain(|u| {
             u.name.to_lowercase().contains(&qs)
@@ -39,7 +52,7 @@ pub async fn user_list(ctx: &mut ActionContext, p: UserListParams) -> CkanResult
                         .contains(&qs))
         });
     }
-    if let Some(email) = opt_str(&p, "email") {
+    if let Some(email) = text(p.email.as_ref()) {
         users.retain(|u| {
             u.email
                 .as_deref()

@@ -14,6 +14,30 @@ pub(crate) mod list;
 pub(crate) mod show;
 pub(crate) mod update;
 
+/// [`dict_params!`](crate::dict_params) with the keys of a user dict.
+macro_rules! user_dict_params {
+    ($($t:tt)*) => {
+        crate::dict_params! {
+            [
+                /// the name: 2 to 100 lowercase alphanumeric characters, `-` and `_`
+                name: crate::InDict<String>,
+                /// the e-mail address
+                email: crate::InDict<String>,
+                /// the password (at least 8 characters)
+                password: crate::InDict<String>,
+                /// the full name
+                fullname: crate::InDict<String>,
+                /// a description of the user
+                about: crate::InDict<String>,
+                /// the URL of the user's picture
+                image_url: crate::InDict<String>,
+            ]
+            $($t)*
+        }
+    };
+}
+pub(crate) use user_dict_params;
+
 /// Which of a user's datasets the caller sees: all not deleted (`all`), else the active public
 /// ones.
 fn created_scope(all: bool) -> q::CreatedScope {
@@ -96,11 +120,11 @@ fn check_password(p: &Params, errs: &mut ValidationBuilder, required: bool) -> O
 
 async fn check_email(
     ctx: &mut ActionContext,
-    p: &Params,
+    email: Option<&Value>,
     errs: &mut ValidationBuilder,
     own_id: Option<&str>,
 ) -> CkanResult<Option<String>> {
-    let email = match p.get("email") {
+    let email = match email {
         None | Some(Value::Null) => {
             errs.push("email", "Missing value");
             return Ok(None);
@@ -115,7 +139,7 @@ async fn check_email(
             return Ok(None);
         }
     };
-    if !catalog_plugin_schema::is_valid_email(&email) {
+    if !catalog_framework::validators::is_valid_email(&email) {
         errs.push("email", format!("Email {email} is not a valid format"));
         return Ok(Some(email));
     }

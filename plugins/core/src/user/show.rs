@@ -1,3 +1,4 @@
+use catalog_framework::params::{bool_value, text};
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
@@ -5,12 +6,23 @@ use super::{created_scope, is_self_or_sysadmin, show_user};
 
 action_params! {
     /// Return a user account.
-    pub struct UserShowParams {}
+    pub struct UserShowParams {
+        /// the id or name of the user (default: the caller)
+        id: Option<Value>,
+        /// include the datasets the user created (default false)
+        include_datasets: Option<Value>,
+        /// include the user's password hash (sysadmins only; default false)
+        include_password_hash: Option<Value>,
+        /// include the user's `plugin_extras` (sysadmins only; default false)
+        include_plugin_extras: Option<Value>,
+        /// include the number of the user's followers (default false)
+        include_num_followers: Option<Value>,
+    }
 }
 
-pub async fn user_show(ctx: &mut ActionContext, p: UserShowParams) -> CkanResult<Value> {
-    let p = p.__extras;
-    let r = match opt_str(&p, "id") {
+pub(crate) async fn user_show(ctx: &mut ActionContext, p: UserShowParams) -> CkanResult<Value> {
+    let mut auth = p.to_params();
+    let r = match text(p.id.as_ref()) {
         Some(r) if !r.is_empty() => r,
         _ => ctx
             .user_id()
@@ -21,11 +33,10 @@ pub async fn user_show(ctx: &mut ActionContext, p: UserShowParams) -> CkanResult
         .user_row(&r)
         .await?
         .ok_or_else(|| not_found("User not found"))?;
-    let include_datasets = bool_param(&p, "include_datasets", false)?;
-    let include_hash = bool_param(&p, "include_password_hash", false)?;
-    let include_extras = bool_param(&p, "include_plugin_extras", false)?;
-    let num_followers = bool_param(&p, "include_num_followers", false)?;
-    let mut auth = p.clone();
+    let include_datasets = bool_value(p.include_datasets.as_ref(), false)?;
+    let include_hash = bool_value(p.include_password_hash.as_ref(), false)?;
+    let include_extras = bool_value(p.include_plugin_extras.as_ref(), false)?;
+    let num_followers = bool_value(p.include_num_followers.as_ref(), false)?;
     auth.insert("id".into(), json!(u.id));
     ctx.check_access("user_show", &auth).await?;
     let mut d = show_user(ctx, &u).await?;

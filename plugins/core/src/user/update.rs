@@ -1,9 +1,10 @@
 use catalog_framework::authz;
+use catalog_framework::params::{req_str, truthy};
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
-use catalog_plugin_schema::optional_text;
+use catalog_framework::validators::optional_text;
 
-use super::{check_about, check_email, check_password, show_user, Profile};
+use super::{check_about, check_email, check_password, show_user, user_dict_params, Profile};
 
 async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<Value> {
     let r = req_str(&p, "id")?;
@@ -20,7 +21,7 @@ async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<V
         p.insert("email".into(), json!(u.email));
     }
     let mut errs = ValidationBuilder::default();
-    let email = check_email(ctx, &p, &mut errs, Some(&u.id)).await?;
+    let email = check_email(ctx, p.get("email"), &mut errs, Some(&u.id)).await?;
     let password = check_password(&p, &mut errs, false);
     check_about(&p, &mut errs);
     let mut name = u.name.clone();
@@ -29,7 +30,7 @@ async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<V
             if !ctx.is_sysadmin() && u.state != "pending" {
                 errs.push("name", "That login name can not be modified.");
             } else {
-                catalog_plugin_schema::check_name(&json!(n), &mut errs, "name");
+                catalog_framework::validators::check_name(&json!(n), &mut errs, "name");
                 if !q::users_where(ctx.db().await?, "name = $1", &[n.to_string()])
                     .await?
                     .is_empty()
@@ -87,24 +88,32 @@ async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<V
     Ok(Value::Object(show_user(ctx, &u).await?))
 }
 
-action_params! {
+user_dict_params! {
     /// Update a user account.
     ///
     /// The parameters are the user dict with its `id` or `name`.
-    pub struct UserUpdateParams {}
+    UserUpdateParams {
+        /// the id or name of the user
+        id: crate::InDict<String>,
+    }
 }
 
-pub async fn user_update(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+pub(crate) async fn user_update(ctx: &mut ActionContext, p: UserUpdateParams) -> CkanResult<Value> {
+    let p = p.__extras;
     update(ctx, p, false).await
 }
 
-action_params! {
+user_dict_params! {
     /// Patch a user account.
     ///
     /// The parameters are the user's `id` or `name` and the fields to change.
-    pub struct UserPatchParams {}
+    UserPatchParams {
+        /// the id or name of the user
+        id: crate::InDict<String>,
+    }
 }
 
-pub async fn user_patch(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+pub(crate) async fn user_patch(ctx: &mut ActionContext, p: UserPatchParams) -> CkanResult<Value> {
+    let p = p.__extras;
     update(ctx, p, true).await
 }

@@ -1,6 +1,7 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 use catalog_framework::store::VocabularyRow;
+use catalog_framework::typed::InDict;
 
 use super::{add_tags, check_name, tag_names, vocabulary_dict};
 
@@ -12,10 +13,17 @@ action_params! {
     /// :param id: a sysadmin may give the id (a UUID), as for datasets, so that a dump's
     ///   vocabulary ids survive a load
     /// :rtype: dictionary
-    pub struct VocabularyCreateParams {}
+    pub struct VocabularyCreateParams {
+        /// the vocabulary's name, 2 to 100 characters, unique
+        name: InDict<String>,
+        /// a list of tag dicts (`{"name": …}`) to add to it
+        tags: InDict<Value>,
+        /// the vocabulary's id (a UUID; sysadmins only)
+        id: InDict<String>,
+    }
 }
 
-pub async fn vocabulary_create(
+pub(crate) async fn vocabulary_create(
     ctx: &mut ActionContext,
     p: VocabularyCreateParams,
 ) -> CkanResult<Value> {
@@ -27,7 +35,10 @@ pub async fn vocabulary_create(
         .filter(|v| !matches!(v, Value::Null) && v.as_str() != Some(""))
     {
         None => q::new_id(),
-        Some(given) => match given.as_str().and_then(catalog_plugin_schema::uuid_parse) {
+        Some(given) => match given
+            .as_str()
+            .and_then(catalog_framework::validators::uuid_parse)
+        {
             Some(id) if ctx.is_sysadmin() => {
                 if q::vocabulary_by_ref(ctx.db().await?, &id).await?.is_some() {
                     errs.push("id", "Id already exists");

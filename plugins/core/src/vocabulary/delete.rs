@@ -10,17 +10,20 @@ action_params! {
     /// carried them lose.
     ///
     /// :param id: the vocabulary's id or name
-    pub struct VocabularyDeleteParams {}
+    pub struct VocabularyDeleteParams {
+        /// the vocabulary's id or name
+        id: Option<Value>,
+    }
 }
 
-pub async fn vocabulary_delete(
+pub(crate) async fn vocabulary_delete(
     ctx: &mut ActionContext,
     p: VocabularyDeleteParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    let r = required_id(&p)?;
+    let r = required_id(p.id.as_ref())?;
     let v = vocabulary_or_404(ctx, &r).await?;
-    ctx.check_access("vocabulary_delete", &p).await?;
+    ctx.check_access("vocabulary_delete", &p.to_params())
+        .await?;
     let tag_ids: HashSet<String> = q::vocabulary_tags(ctx.db().await?, &v.id)
         .await?
         .into_iter()

@@ -10,7 +10,7 @@ action_params! {
     pub struct VocabularyListParams {}
 }
 
-pub async fn vocabulary_list(
+pub(crate) async fn vocabulary_list(
     ctx: &mut ActionContext,
     p: VocabularyListParams,
 ) -> CkanResult<Value> {

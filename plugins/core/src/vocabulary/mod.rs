@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 
+use catalog_framework::error::integrity;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 use catalog_framework::store::VocabularyRow;
@@ -34,8 +35,8 @@ pub(crate) async fn vocabulary_dict(
 
 /// The `id` parameter as CKAN's `vocabulary_show` / `_update` / `_delete` and `tag_delete`
 /// read it: absent or empty is `{"id": "id not in data"}` (a string, not a list).
-pub(crate) fn required_id(p: &Params) -> CkanResult<String> {
-    match p.get("id") {
+pub(crate) fn required_id(id: Option<&Value>) -> CkanResult<String> {
+    match id {
         Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
         Some(Value::Number(n)) => Ok(n.to_string()),
         Some(Value::Bool(true)) => Ok("True".into()),
@@ -137,7 +138,7 @@ pub(crate) async fn tag_names(
         let name_errs = if name.is_empty() {
             vec!["Missing value".to_string()]
         } else {
-            catalog_plugin_schema::tag_errors(&name)
+            catalog_framework::validators::tag_errors(&name)
         };
         if !name_errs.is_empty() {
             flat.push(json!(name_errs.join(", ")));

@@ -7,16 +7,18 @@ action_params! {
     ///
     /// :param id: the vocabulary's id or name
     /// :rtype: dictionary
-    pub struct VocabularyShowParams {}
+    pub struct VocabularyShowParams {
+        /// the vocabulary's id or name (required; checked after the access check)
+        id: Option<Value>,
+    }
 }
 
-pub async fn vocabulary_show(
+pub(crate) async fn vocabulary_show(
     ctx: &mut ActionContext,
     p: VocabularyShowParams,
 ) -> CkanResult<Value> {
-    let p = p.__extras;
-    ctx.check_access("vocabulary_show", &p).await?;
-    let r = required_id(&p)?;
+    ctx.check_access("vocabulary_show", &p.to_params()).await?;
+    let r = required_id(p.id.as_ref())?;
     let v = vocabulary_or_404(ctx, &r).await?;
     vocabulary_dict(ctx, &v).await
 }

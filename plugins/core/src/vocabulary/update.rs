@@ -2,6 +2,7 @@ use std::collections::HashSet;
 
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::InDict;
 
 use super::{
     add_tags, check_name, drop_tags_from_datasets, required_id, tag_names, vocabulary_dict,
@@ -16,15 +17,22 @@ action_params! {
     /// :param name: optional new name
     /// :param tags: optional list of tag dicts
     /// :rtype: dictionary
-    pub struct VocabularyUpdateParams {}
+    pub struct VocabularyUpdateParams {
+        /// the vocabulary's id or name
+        id: InDict<String>,
+        /// a new name
+        name: InDict<String>,
+        /// the whole tag set: a list of tag dicts (`{"name": …}`)
+        tags: InDict<Value>,
+    }
 }
 
-pub async fn vocabulary_update(
+pub(crate) async fn vocabulary_update(
     ctx: &mut ActionContext,
     p: VocabularyUpdateParams,
 ) -> CkanResult<Value> {
     let p = p.__extras;
-    let r = required_id(&p)?;
+    let r = required_id(p.get("id"))?;
     let mut v = vocabulary_or_404(ctx, &r).await?;
     ctx.check_access("vocabulary_update", &p).await?;
     let mut errs = validation();

@@ -59,7 +59,7 @@ const LANGUAGES: &[(&str, &str)] = &[
 ];
 
 /// The IRI of a language given as a code (`en`, `pt_BR`, `de-AT`): the EU authority for the
-/// codes of [`LANGUAGES`], else ISO 639-1 at id.loc.gov for other two-letter codes. `None` for
+/// codes of `LANGUAGES`, else ISO 639-1 at id.loc.gov for other two-letter codes. `None` for
 /// anything that is not a language code.
 pub fn language_iri(code: &str) -> Option<String> {
     let base = code

@@ -5,9 +5,11 @@
 
 use axum::http::StatusCode;
 use catalog_framework::prelude::*;
+use catalog_framework::store;
+use catalog_framework::web::json_response;
 
-use super::refs;
 use super::{empty_ok, fail, Answer};
+use super::{params, refs};
 use crate::common::{LegacyRequest, Version};
 
 /// Keys a client may read but not send back (spec: "read-only fields").
@@ -27,15 +29,12 @@ const READ_ONLY: [&str; 12] = [
 ];
 
 /// `GET /rest/dataset`: every active public dataset, by name (v1) or id (v2), sorted by name.
-pub async fn list(lr: &LegacyRequest) -> Answer {
+pub(super) async fn list(lr: &LegacyRequest) -> Answer {
     let mut ctx = lr.context();
     let conn = ctx.db().await.map_err(fail)?;
-    let rows: Vec<(String, String)> = sqlx::query_as(
-        "SELECT id, name FROM package WHERE state = 'active' AND private = false ORDER BY name",
-    )
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(|e| fail(e.into()))?;
+    let rows = store::public_package_refs(conn)
+        .await
+        .map_err(|e| fail(e.into()))?;
     let refs: Vec<String> = rows
         .into_iter()
         .map(|(id, name)| refs::pick(lr.version, id, name))
@@ -44,7 +43,7 @@ pub async fn list(lr: &LegacyRequest) -> Answer {
 }
 
 /// `GET /rest/dataset/<ref>`.
-pub async fn show(lr: &LegacyRequest, id: &str) -> Answer {
+pub(super) async fn show(lr: &LegacyRequest, id: &str) -> Answer {
     let form = rest_form(lr, id).await.map_err(fail)?;
     Ok(lr.ok(&form))
 }
@@ -161,14 +160,6 @@ async fn latest_revision(lr: &LegacyRequest, pkg_id: &str) -> CkanResult<Value> 
         .and_then(|a| a.get("id"))
         .cloned()
         .unwrap_or(Value::Null))
-}
-
-/// A JSON object literal as action parameters.
-pub(crate) fn params(v: Value) -> Params {
-    match v {
-        Value::Object(m) => m,
-        _ => Params::new(),
-    }
 }
 
 /// The REST input turned into Action API parameters. `current_extras` are the dataset's extras
@@ -304,7 +295,7 @@ fn action_input(
 }
 
 /// `POST /rest/dataset`: 201, `Location: <path>/<new id>`, the new dataset's REST form.
-pub async fn create(lr: &LegacyRequest) -> Answer {
+pub(super) async fn create(lr: &LegacyRequest) -> Answer {
     let body = lr.body_object()?;
     let input = action_input(lr, body, None)?;
     let created = lr.run("package_create", input).await.map_err(fail)?;
@@ -320,7 +311,7 @@ pub async fn create(lr: &LegacyRequest) -> Answer {
 
 /// `PUT` or `POST /rest/dataset/<ref>`: the given fields replace, absent ones keep their
 /// values, extras merge (`null` deletes); `id` is read-only.
-pub async fn update(lr: &LegacyRequest, id: &str) -> Answer {
+pub(super) async fn update(lr: &LegacyRequest, id: &str) -> Answer {
     let body = lr.body_object()?;
     let current = lr
         .run("package_show", params(json!({ "id": id })))
@@ -352,7 +343,7 @@ pub async fn update(lr: &LegacyRequest, id: &str) -> Answer {
 }
 
 /// `DELETE /rest/dataset/<ref>`: the dataset's state becomes `deleted`; 200, no body.
-pub async fn delete(lr: &LegacyRequest, id: &str) -> Answer {
+pub(super) async fn delete(lr: &LegacyRequest, id: &str) -> Answer {
     lr.run("package_delete", params(json!({ "id": id })))
         .await
         .map_err(fail)?;

@@ -2,14 +2,15 @@
 //! object, `packages` as sorted dataset references) and its writes.
 
 use catalog_framework::prelude::*;
+use catalog_framework::store;
 
-use super::dataset::params;
+use super::params;
 use super::refs;
 use super::{empty_ok, fail, Answer};
 use crate::common::LegacyRequest;
 
 /// `GET /rest/group`: the active groups (not organizations), by name (v1) or id (v2).
-pub async fn list(lr: &LegacyRequest) -> Answer {
+pub(super) async fn list(lr: &LegacyRequest) -> Answer {
     let groups = lr
         .run("group_list", params(json!({ "all_fields": true })))
         .await
@@ -29,7 +30,7 @@ pub async fn list(lr: &LegacyRequest) -> Answer {
 }
 
 /// `GET /rest/group/<ref>`.
-pub async fn show(lr: &LegacyRequest, id: &str) -> Answer {
+pub(super) async fn show(lr: &LegacyRequest, id: &str) -> Answer {
     let form = rest_form(lr, id).await.map_err(fail)?;
     Ok(lr.ok(&form))
 }
@@ -56,14 +57,14 @@ async fn rest_form(lr: &LegacyRequest, id: &str) -> CkanResult<Value> {
         .get("is_organization")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let sql = if is_org {
-        "SELECT id, name FROM package WHERE owner_org = $1 AND state = 'active' AND private = false"
+    let mut ctx = lr.context();
+    let conn = ctx.db().await?;
+    let rows = if is_org {
+        store::organization_public_package_refs(conn, &group_id).await?
     } else {
-        "SELECT p.id, p.name FROM member m JOIN package p ON p.id = m.table_id \
-         WHERE m.group_id = $1 AND m.table_name = 'package' AND m.state = 'active' \
-         AND p.state = 'active' AND p.private = false"
+        store::group_public_package_refs(conn, &group_id).await?
     };
-    let packages = refs::dataset_list(lr, sql, Some(&group_id)).await?;
+    let packages = refs::in_version(lr, rows);
     d.insert("packages".into(), json!(packages));
     Ok(Value::Object(d))
 }
@@ -92,7 +93,7 @@ fn from_api(body: Params, current: Option<&Map<String, Value>>) -> Params {
 }
 
 /// `POST /rest/group`: 201, `Location: …/rest/group/<id>`, the group's REST form.
-pub async fn create(lr: &LegacyRequest) -> Answer {
+pub(super) async fn create(lr: &LegacyRequest) -> Answer {
     let body = lr.body_object()?;
     let created = lr
         .run("group_create", from_api(body, None))
@@ -106,7 +107,7 @@ pub async fn create(lr: &LegacyRequest) -> Answer {
 
 /// `PUT` or `POST /rest/group/<ref>`: given fields replace, absent ones (member lists
 /// included) keep their values.
-pub async fn update(lr: &LegacyRequest, id: &str) -> Answer {
+pub(super) async fn update(lr: &LegacyRequest, id: &str) -> Answer {
     let body = lr.body_object()?;
     let current = rest_form(lr, id).await.map_err(fail)?;
     let current_id = current.get("id").and_then(Value::as_str).unwrap_or("");
@@ -127,7 +128,7 @@ pub async fn update(lr: &LegacyRequest, id: &str) -> Answer {
 }
 
 /// `DELETE /rest/group/<ref>`: 200, no body.
-pub async fn delete(lr: &LegacyRequest, id: &str) -> Answer {
+pub(super) async fn delete(lr: &LegacyRequest, id: &str) -> Answer {
     let current = lr
         .run(
             "group_show",

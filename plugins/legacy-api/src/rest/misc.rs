@@ -1,52 +1,52 @@
 //! The smaller registers: tags, licenses, revisions and activity streams.
 
 use catalog_framework::prelude::*;
+use catalog_framework::store;
 
-use super::dataset::params;
+use super::params;
 use super::refs::{self, Table};
 use super::{fail, Answer};
 use crate::common::LegacyRequest;
 
 /// `GET /rest/tag`: every free tag's name.
-pub async fn tag_list(lr: &LegacyRequest) -> Answer {
+pub(super) async fn tag_list(lr: &LegacyRequest) -> Answer {
     let tags = lr.run("tag_list", Params::new()).await.map_err(fail)?;
     Ok(lr.ok(&tags))
 }
 
 /// `GET /rest/tag/<name>`: the public active datasets carrying the free tag, by name (v1) or
 /// id (v2), sorted; an unknown tag is 404.
-pub async fn tag_show(lr: &LegacyRequest, id_or_name: &str) -> Answer {
+pub(super) async fn tag_show(lr: &LegacyRequest, id_or_name: &str) -> Answer {
     let tag = lr
         .run("tag_show", params(json!({ "id": id_or_name })))
         .await
         .map_err(fail)?;
     // The tag as tag_show found it (by id or by name): its datasets are those of its id.
     let tag_id = tag.get("id").and_then(Value::as_str).unwrap_or_default();
-    let sql = "SELECT p.id, p.name FROM package_tag pt \
-               JOIN package p ON p.id = pt.package_id \
-               WHERE pt.tag_id = $1 AND pt.state = 'active' \
-               AND p.state = 'active' AND p.private = false";
-    let list = refs::dataset_list(lr, sql, Some(tag_id))
+    let mut ctx = lr.context();
+    let conn = ctx.db().await.map_err(fail)?;
+    let rows = store::tag_public_package_refs(conn, tag_id)
         .await
-        .map_err(fail)?;
+        .map_err(|e| fail(e.into()))?;
+    let list = refs::in_version(lr, rows);
     Ok(lr.ok(&json!(list)))
 }
 
 /// `GET /rest/licenses`.
-pub async fn licenses(lr: &LegacyRequest) -> Answer {
+pub(super) async fn licenses(lr: &LegacyRequest) -> Answer {
     let list = lr.run("license_list", Params::new()).await.map_err(fail)?;
     Ok(lr.ok(&list))
 }
 
 /// `GET /rest/revision`: revision ids, newest first (at most 50).
-pub async fn revision_list(lr: &LegacyRequest) -> Answer {
+pub(super) async fn revision_list(lr: &LegacyRequest) -> Answer {
     let list = lr.run("revision_list", Params::new()).await.map_err(fail)?;
     Ok(lr.ok(&list))
 }
 
 /// `GET /rest/revision/<id>`: the revision with the datasets it changed, by name (v1) or id
 /// (v2).
-pub async fn revision_show(lr: &LegacyRequest, id: &str) -> Answer {
+pub(super) async fn revision_show(lr: &LegacyRequest, id: &str) -> Answer {
     let mut rev = lr
         .run("revision_show", params(json!({ "id": id })))
         .await
@@ -75,7 +75,7 @@ pub async fn revision_show(lr: &LegacyRequest, id: &str) -> Answer {
 }
 
 /// `GET /rest/dataset/<ref>/revisions`: the dataset's revisions, newest first.
-pub async fn dataset_revisions(lr: &LegacyRequest, id: &str) -> Answer {
+pub(super) async fn dataset_revisions(lr: &LegacyRequest, id: &str) -> Answer {
     let list = lr
         .run("package_revision_list", params(json!({ "id": id })))
         .await
@@ -84,7 +84,7 @@ pub async fn dataset_revisions(lr: &LegacyRequest, id: &str) -> Answer {
 }
 
 /// An activity list of a dataset, group or user, or an activity's details.
-pub async fn activity(lr: &LegacyRequest, action: &str, id: &str) -> Answer {
+pub(super) async fn activity(lr: &LegacyRequest, action: &str, id: &str) -> Answer {
     let list = lr
         .run(action, params(json!({ "id": id })))
         .await
@@ -93,7 +93,7 @@ pub async fn activity(lr: &LegacyRequest, action: &str, id: &str) -> Answer {
 }
 
 /// `GET /rest/user/<ref>/dashboard_activity`: the caller's dashboard (CKAN ignored the id).
-pub async fn dashboard(lr: &LegacyRequest) -> Answer {
+pub(super) async fn dashboard(lr: &LegacyRequest) -> Answer {
     let list = lr
         .run("dashboard_activity_list", Params::new())
         .await

@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::Router;
 use catalog_framework::prelude::*;
+use catalog_framework::web::{bare_error, mark_sequence};
 use percent_encoding::percent_decode_str;
 
 use crate::common::{bad_request, from_ckan, not_found_error, LegacyRequest};
@@ -21,7 +22,7 @@ pub(crate) mod rating;
 mod refs;
 mod relationship;
 
-pub fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/rest/{*path}", any(handle))
         .route("/api/1/rest/{*path}", any(handle))
@@ -313,6 +314,14 @@ pub(crate) fn merged_extras(
             .map(|(k, v)| json!({"key": k, "value": value(v)}))
             .collect(),
     )
+}
+
+/// A JSON object literal as action parameters.
+pub(crate) fn params(v: Value) -> Params {
+    match v {
+        Value::Object(m) => m,
+        _ => Params::new(),
+    }
 }
 
 #[cfg(test)]

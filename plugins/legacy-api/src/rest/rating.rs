@@ -3,8 +3,9 @@
 //! dataset's REST form carries `ratings_average` and `ratings_count`.
 
 use catalog_framework::prelude::*;
+use catalog_framework::store::time::now_iso;
 
-use super::dataset::params;
+use super::params;
 use super::{fail, Answer};
 use crate::common::{not_found_error, LegacyRequest};
 
@@ -47,21 +48,25 @@ action_params! {
     /// :param package: the name or id of the dataset to rate
     /// :param rating: an integer between 1 and 5
     /// :returns: `{"rating average": …, "rating count": …}` for the dataset
-    pub struct RatingCreateParams {}
+    pub struct RatingCreateParams {
+        /// the name or id of the dataset to rate (required; checked after the access check)
+        package: Option<Value>,
+        /// an integer between 1 and 5 (required)
+        rating: Option<Value>,
+    }
 }
 
 async fn rating_create(ctx: &mut ActionContext, p: RatingCreateParams) -> CkanResult<Value> {
-    let p = p.__extras;
-    ctx.check_access("rating_create", &p).await?;
-    let package_ref = match p.get("package") {
-        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+    ctx.check_access("rating_create", &p.to_params()).await?;
+    let package_ref = match p.package {
+        Some(Value::String(s)) if !s.is_empty() => s,
         _ => {
             return Err(validation_message(
                 "You must supply a package id or name (parameter \"package\").",
             ))
         }
     };
-    let rating = match p.get("rating") {
+    let rating = match &p.rating {
         None | Some(Value::Null) => {
             return Err(validation_message(
                 "You must supply a rating (parameter \"rating\").",
@@ -118,7 +123,7 @@ async fn rating_create(ctx: &mut ActionContext, p: RatingCreateParams) -> CkanRe
 }
 
 /// Any logged-in user may rate a dataset they can read (the action checks the reading).
-pub struct RatingCreateAuth;
+pub(crate) struct RatingCreateAuth;
 
 #[async_trait]
 impl AuthFunction for RatingCreateAuth {
@@ -128,12 +133,12 @@ impl AuthFunction for RatingCreateAuth {
 }
 
 register_typed_actions! {
-    false "rating_create" RatingCreate(RatingCreateParams) => rating_create, auth = RatingCreateAuth;
+    write rating_create(RatingCreateParams) => rating_create, auth = RatingCreateAuth;
 }
 
 /// `POST /rest/rating` with `{"package", "rating"}`: 201 with the dataset's average and count;
 /// `Location` names the caller's rating of that dataset.
-pub async fn create(lr: &LegacyRequest) -> Answer {
+pub(crate) async fn create(lr: &LegacyRequest) -> Answer {
     let body = lr.body_object()?;
     let package = body.get("package").cloned().unwrap_or(Value::Null);
     let answer = lr.run("rating_create", body).await.map_err(fail)?;
@@ -148,7 +153,7 @@ pub async fn create(lr: &LegacyRequest) -> Answer {
 
 /// `GET /rest/rating/<dataset ref>`: the caller's rating of that dataset, with the dataset's
 /// average and count; 404 when the caller has not rated it.
-pub async fn show(lr: &LegacyRequest, id: &str) -> Answer {
+pub(crate) async fn show(lr: &LegacyRequest, id: &str) -> Answer {
     let pkg = lr
         .run("package_show", params(json!({ "id": id })))
         .await

@@ -2,6 +2,7 @@
 //! by id (spec §10.1). Inputs accept either; outputs follow the request's version.
 
 use catalog_framework::prelude::*;
+use catalog_framework::store;
 use sqlx::AnyConnection;
 
 use crate::common::{LegacyRequest, Version};
@@ -13,30 +14,16 @@ pub(crate) enum Table {
     Group,
 }
 
-impl Table {
-    fn name(self) -> &'static str {
-        match self {
-            Table::Package => "package",
-            Table::Group => "catalog_group",
-        }
-    }
-}
-
 /// The `(id, name)` of the row a reference (id or name) names.
 async fn lookup(
     conn: &mut AnyConnection,
     table: Table,
     reference: &str,
 ) -> CkanResult<Option<(String, String)>> {
-    let sql = format!(
-        "SELECT id, name FROM {} WHERE id = $1 OR name = $1",
-        table.name()
-    );
-    let row: Option<(String, String)> = sqlx::query_as(&sql)
-        .bind(reference)
-        .fetch_optional(&mut *conn)
-        .await?;
-    Ok(row)
+    Ok(match table {
+        Table::Package => store::package_ref(conn, reference).await?,
+        Table::Group => store::group_ref(conn, reference).await?,
+    })
 }
 
 /// `(id, name)` in the request version's form.
@@ -67,24 +54,12 @@ pub(crate) async fn convert(
     Ok(out)
 }
 
-/// Public active datasets from a query selecting `id, name` (its one parameter bound to
-/// `arg`), in the version's form, sorted.
-pub(crate) async fn dataset_list(
-    lr: &LegacyRequest,
-    sql: &str,
-    arg: Option<&str>,
-) -> CkanResult<Vec<String>> {
-    let mut ctx = lr.context();
-    let conn = ctx.db().await?;
-    let mut q = sqlx::query_as::<_, (String, String)>(sql);
-    if let Some(a) = arg {
-        q = q.bind(a.to_string());
-    }
-    let rows = q.fetch_all(&mut *conn).await?;
+/// References `(id, name)` in the version's form, sorted.
+pub(crate) fn in_version(lr: &LegacyRequest, rows: Vec<(String, String)>) -> Vec<String> {
     let mut out: Vec<String> = rows
         .into_iter()
         .map(|(id, name)| pick(lr.version, id, name))
         .collect();
     out.sort();
-    Ok(out)
+    out
 }

@@ -5,7 +5,7 @@
 
 use catalog_framework::prelude::*;
 
-use super::dataset::params;
+use super::params;
 use super::refs::{self, Table};
 use super::{empty_ok, fail, Answer};
 use crate::common::LegacyRequest;
@@ -47,7 +47,12 @@ pub(crate) async fn of_dataset(lr: &LegacyRequest, pkg_id: &str) -> CkanResult<V
 
 /// `GET /rest/dataset/<ref>/relationships[/<ref2>]` and `/<ref>/<type>[/<ref2>]`; a typed query
 /// with no match is 404.
-pub async fn list(lr: &LegacyRequest, id: &str, rel: Option<&str>, id2: Option<&str>) -> Answer {
+pub(super) async fn list(
+    lr: &LegacyRequest,
+    id: &str,
+    rel: Option<&str>,
+    id2: Option<&str>,
+) -> Answer {
     let mut p = params(json!({ "id": id }));
     if let Some(r) = rel {
         p.insert("rel".into(), json!(r));
@@ -76,7 +81,12 @@ fn body(lr: &LegacyRequest) -> Result<Params, axum::response::Response> {
 
 /// `POST` to any relationship URL: the body's `object`, `type` and `comment` fill in (and
 /// override) what the URL names, as CKAN 2.7's `package_relationship_create_rest`.
-pub async fn create(lr: &LegacyRequest, id: &str, rel: Option<&str>, id2: Option<&str>) -> Answer {
+pub(super) async fn create(
+    lr: &LegacyRequest,
+    id: &str,
+    rel: Option<&str>,
+    id2: Option<&str>,
+) -> Answer {
     let b = body(lr)?;
     let subject = b
         .get("subject")
@@ -121,7 +131,7 @@ pub async fn create(lr: &LegacyRequest, id: &str, rel: Option<&str>, id2: Option
 
 /// `PUT /rest/dataset/<ref>/<type>/<ref2>`: only the comment changes (the URL's subject, type
 /// and object win over the body's).
-pub async fn update(lr: &LegacyRequest, id: &str, rel: &str, id2: &str) -> Answer {
+pub(super) async fn update(lr: &LegacyRequest, id: &str, rel: &str, id2: &str) -> Answer {
     let b = body(lr)?;
     let mut p = params(json!({"subject": id, "object": id2, "type": rel}));
     if let Some(c) = b.get("comment") {
@@ -140,7 +150,7 @@ pub async fn update(lr: &LegacyRequest, id: &str, rel: &str, id2: &str) -> Answe
 }
 
 /// `DELETE /rest/dataset/<ref>/<type>/<ref2>`: 200, no body.
-pub async fn delete(lr: &LegacyRequest, id: &str, rel: &str, id2: &str) -> Answer {
+pub(super) async fn delete(lr: &LegacyRequest, id: &str, rel: &str, id2: &str) -> Answer {
     lr.run(
         "package_relationship_delete",
         params(json!({"subject": id, "object": id2, "type": rel})),

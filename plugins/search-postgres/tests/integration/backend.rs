@@ -5,6 +5,10 @@ use std::sync::Arc;
 use catalog_framework::prelude::Config;
 use catalog_framework::prelude::*;
 use catalog_framework::search::query::parse_q;
+use catalog_framework::search::{
+    IndexDocument, SearchBackend, SearchBackendFactory, SearchBackendInit, SearchRequest,
+    SortField, SortKey,
+};
 use catalog_framework::store::Store;
 use catalog_plugin_search_postgres::{PostgresBackend, PostgresFactory};
 

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use catalog_framework::prelude::*;
 use catalog_framework::search::query::{parse_lucene, parse_q};
+use catalog_framework::search::{IndexDocument, SearchBackend, SearchRequest, SortField, SortKey};
 use catalog_plugin_search_postgres::PostgresBackend;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -7,7 +7,7 @@ use catalog_plugin_search_postgres::PostgresBackend;
 
 use crate::scratch::with_store;
 
-pub fn cases_path() -> PathBuf {
+pub(crate) fn cases_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../conformance-tests/search-backend-cases.json")
 }

@@ -1,6 +1,6 @@
 //! Integration tests of the `postgres` search backend against a real PostgreSQL: each test
-//! makes a scratch database (`postgres://postgres@127.0.0.1:5432`), and prints
-//! `skipped: PostgreSQL not reachable` when there is none.
+//! makes a scratch database (`catalog_host::testkit::ScratchDb`), and prints the testkit's
+//! `skipped on PostgreSQL: not reachable at …` when there is none.
 
 mod backend;
 mod bench;

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 /// How long a skipped sequence number is looked for before it counts as rolled back. Write
 /// transactions are short; one holding its outbox row longer than this would be missed by
 /// other nodes until their next rebuild.
-pub const GAP_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const GAP_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The most gaps remembered; a jump beyond it (a sequence cache, rows removed by retention)
 /// is not a set of missing rows.
@@ -34,7 +34,7 @@ const MAX_GAPS: i64 = 10_000;
 
 /// Where a node stands in the feed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Position {
+pub(crate) struct Position {
     /// The highest sequence number applied.
     pub high: i64,
     /// Numbers below `high` not seen yet, with when they were first missed (Unix seconds).
@@ -49,7 +49,7 @@ fn now_secs() -> u64 {
 
 impl Position {
     /// Every number at or below this is applied or given up.
-    pub fn watermark(&self) -> i64 {
+    pub(crate) fn watermark(&self) -> i64 {
         match self.gaps.keys().next() {
             Some(first) => first - 1,
             None => self.high,
@@ -58,7 +58,7 @@ impl Position {
 
     /// Records that the row `seq` was read (and is being applied): a gap closes, or `high`
     /// moves up and the numbers skipped on the way become gaps.
-    pub fn saw(&mut self, seq: i64) {
+    pub(crate) fn saw(&mut self, seq: i64) {
         if seq <= self.high {
             self.gaps.remove(&seq);
             return;
@@ -74,7 +74,7 @@ impl Position {
     }
 
     /// Gives up the gaps older than `timeout`. Returns how many.
-    pub fn expire(&mut self, timeout: Duration) -> usize {
+    pub(crate) fn expire(&mut self, timeout: Duration) -> usize {
         let cutoff = now_secs().saturating_sub(timeout.as_secs());
         let before = self.gaps.len();
         self.gaps.retain(|_, first_seen| *first_seen > cutoff);
@@ -82,12 +82,12 @@ impl Position {
     }
 
     /// The position file of a data directory.
-    pub fn file(data_dir: &Path) -> PathBuf {
+    pub(crate) fn file(data_dir: &Path) -> PathBuf {
         data_dir.join("search").join("feed-position.json")
     }
 
     /// The saved position, `None` when there is none (a new node, an older version).
-    pub fn load(file: &Path) -> Option<Position> {
+    pub(crate) fn load(file: &Path) -> Option<Position> {
         let text = std::fs::read_to_string(file).ok()?;
         match serde_json::from_str(&text) {
             Ok(p) => Some(p),
@@ -99,7 +99,7 @@ impl Position {
     }
 
     /// Saves the position (a temporary file renamed over the old one).
-    pub fn save(&self, file: &Path) -> std::io::Result<()> {
+    pub(crate) fn save(&self, file: &Path) -> std::io::Result<()> {
         if let Some(dir) = file.parent() {
             std::fs::create_dir_all(dir)?;
         }

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::query::{parse_instant, parse_lucene, parse_q};
 use super::{IndexDocument, SearchBackend, SearchRequest, SortField, SortKey};
-use crate::error::ErrorKind;
+use catalog_store::error::ErrorKind;
 
 #[derive(Deserialize)]
 struct Suite {

@@ -54,7 +54,7 @@ pub struct CatalogConfig {
     /// Outgoing mail (`user_invite`): CKAN's `smtp.*` settings.
     pub smtp: SmtpConfig,
     /// The plugins to enable (CKAN's `ckan.plugins`); unset: every plugin enabled by default.
-    pub plugins: Option<crate::plugin::PluginList>,
+    pub plugins: Option<crate::model::PluginList>,
     /// The other `catalog.*` keys, kept for the plugins that read them in their `configure`
     /// hook (`catalog.activity_list_limit` …).
     #[serde(flatten)]

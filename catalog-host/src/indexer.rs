@@ -7,7 +7,7 @@
 //!
 //! How depends on the backend. A local index (each node's own tantivy index, the default)
 //! follows the outbox as a change feed: each node applies the rows after its position and
-//! keeps them for the other nodes ([`super::feed`], ADR 0006); a request that carries the
+//! keeps them for the other nodes (`feed`, ADR 0006); a request that carries the
 //! sequence number of a write made on another node waits until this node has applied it
 //! ([`SearchService::catch_up`]). A shared index (the `postgres` backend) is fed once: the node
 //! that applies a row deletes it. Either way a crash between the commit and the sync leaves
@@ -20,12 +20,18 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::feed::{Position, GAP_TIMEOUT};
-use super::{IndexDocument, SearchBackend, SearchHits, SearchRequest};
-use crate::authz::dataset_labels;
-use crate::context::{ActionContext, AppState};
-use crate::error::{search_error, CkanResult};
-use crate::store::{PackageBundle, RowExt};
+use async_trait::async_trait;
+use catalog_framework::app::RebuildReport;
+use catalog_framework::app::{CommitHook, SearchIndex};
+use catalog_framework::authz::dataset_labels;
+use catalog_framework::error::search_error;
+use catalog_framework::prelude::*;
+use catalog_framework::search::SearchBackend;
+use catalog_framework::search::{IndexDocument, SearchHits, SearchRequest};
+use catalog_framework::store::PackageBundle;
+use catalog_framework::store::RowExt;
+
+use crate::feed::{Position, GAP_TIMEOUT};
 
 /// Datasets drained from the outbox per backend batch.
 const BATCH: i64 = 500;
@@ -54,23 +60,6 @@ pub struct SearchService {
     building: AtomicBool,
 }
 
-/// What a rebuild did.
-#[derive(Debug, Default)]
-pub struct RebuildReport {
-    pub indexed: usize,
-    /// `(dataset id, error)` of the datasets that could not be indexed.
-    pub failed: Vec<(String, String)>,
-}
-
-impl RebuildReport {
-    /// Logs each dataset that could not be indexed.
-    pub fn log_failures(&self) {
-        for (id, e) in &self.failed {
-            tracing::warn!(dataset = %id, error = %e, "dataset could not be indexed");
-        }
-    }
-}
-
 /// What `search-index check` found.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct CheckReport {
@@ -81,6 +70,64 @@ pub struct CheckReport {
     pub stale: Vec<String>,
     /// In the index but gone from the store (or removed as deleted).
     pub extra: Vec<String>,
+}
+
+/// The host's search service behind `App::search`.
+fn service(app: &AppState) -> &SearchService {
+    app.search
+        .as_any()
+        .downcast_ref::<SearchService>()
+        .expect("the app's search index is the host's SearchService")
+}
+
+#[async_trait]
+impl SearchIndex for SearchService {
+    async fn search(&self, req: &SearchRequest) -> CkanResult<SearchHits> {
+        SearchService::search(self, req).await
+    }
+
+    fn ready(&self) -> bool {
+        SearchService::ready(self)
+    }
+
+    fn follows_feed(&self) -> bool {
+        SearchService::follows_feed(self)
+    }
+
+    fn high(&self) -> i64 {
+        SearchService::high(self)
+    }
+
+    async fn catch_up(&self, app: &AppState, seq: i64, arrived: Instant, limit: Duration) {
+        SearchService::catch_up(app, seq, arrived, limit).await
+    }
+
+    async fn rebuild(
+        &self,
+        app: &AppState,
+        progress: &(dyn Fn(usize, usize) + Send + Sync),
+    ) -> anyhow::Result<RebuildReport> {
+        SearchService::rebuild(app, progress).await
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// Brings the index up to each committed write before its answer goes out (read-your-writes).
+/// A failure leaves the outbox for the next pass.
+pub(crate) struct IndexOnCommit;
+
+#[async_trait]
+impl CommitHook for IndexOnCommit {
+    async fn after_write_commit(&self, app: &AppState) -> anyhow::Result<()> {
+        SearchService::sync(app).await.map(|_| ())
+    }
+
+    fn name(&self) -> &'static str {
+        "search index sync (the outbox keeps the change)"
+    }
 }
 
 impl SearchService {
@@ -123,7 +170,7 @@ impl SearchService {
     /// searches are refused until it is done ([`SearchService::ready`]); a failed build is
     /// tried again every 30 seconds.
     pub fn build_while_serving(app: &AppState) {
-        app.search.building.store(true, Ordering::Release);
+        service(app).building.store(true, Ordering::Release);
         let app = app.clone();
         tokio::spawn(async move {
             loop {
@@ -144,7 +191,7 @@ impl SearchService {
                     }
                 }
             }
-            app.search.building.store(false, Ordering::Release);
+            service(&app).building.store(false, Ordering::Release);
             if let Err(e) = Self::sync(&app).await {
                 tracing::warn!(error = %e, "search feed pass after the build failed");
             }
@@ -191,14 +238,14 @@ impl SearchService {
     /// Brings the index up to the outbox. Returns how many datasets were (re)indexed or
     /// removed.
     pub async fn sync(app: &AppState) -> anyhow::Result<usize> {
-        let mut guard = app.search.sync_lock.lock().await;
+        let mut guard = service(app).sync_lock.lock().await;
         Self::pass(app, &mut guard).await
     }
 
     /// One pass, with the sync lock held.
     async fn pass(app: &AppState, last_start: &mut Option<Instant>) -> anyhow::Result<usize> {
         let started = Instant::now();
-        let result = if app.search.follows_feed() {
+        let result = if service(app).follows_feed() {
             Self::follow(app).await
         } else {
             Self::drain(app).await
@@ -214,7 +261,7 @@ impl SearchService {
     /// that committed before the request arrived is applied by a pass that starts after it
     /// arrived, so one such pass is enough; concurrent waiters share it.
     pub async fn catch_up(app: &AppState, seq: i64, arrived: Instant, limit: Duration) {
-        let svc = &app.search;
+        let svc = service(app);
         if !svc.follows_feed() || svc.watermark.load(Ordering::Acquire) >= seq {
             return;
         }
@@ -237,7 +284,7 @@ impl SearchService {
 
     /// Applies the change feed after this node's position (a local index).
     async fn follow(app: &AppState) -> anyhow::Result<usize> {
-        let svc = &app.search;
+        let svc = service(app);
         let mut pos = svc.position.lock().expect("poisoned").clone();
         let mut total = 0;
         // The gaps first: rows of transactions that were still running at the last pass.
@@ -297,7 +344,7 @@ impl SearchService {
 
     /// Indexes (or removes) datasets; a rebuild in progress replays them.
     async fn apply_ids(app: &AppState, ids: &BTreeSet<String>) -> anyhow::Result<usize> {
-        let svc = &app.search;
+        let svc = service(app);
         // Before the documents are built, so that they are not built from the cache.
         app.package_cache.invalidate(ids);
         let (upserts, deletes) = documents(app, ids).await?;
@@ -340,14 +387,14 @@ impl SearchService {
 
     /// Whether retention removed changes this node has not applied (it must rebuild).
     pub async fn fell_behind(app: &AppState) -> anyhow::Result<bool> {
-        if !app.search.follows_feed() {
+        if !service(app).follows_feed() {
             return Ok(false);
         }
         let gc_through: Option<i64> =
             sqlx::query_scalar("SELECT value FROM search_feed_meta WHERE name = 'gc_through'")
                 .fetch_optional(&app.store.pool)
                 .await?;
-        Ok(gc_through.is_some_and(|g| g > app.search.watermark.load(Ordering::Acquire)))
+        Ok(gc_through.is_some_and(|g| g > service(app).watermark.load(Ordering::Acquire)))
     }
 
     /// The newest feed sequence number in the store (0 when the feed is empty).
@@ -365,24 +412,24 @@ impl SearchService {
         app: &AppState,
         progress: &(dyn Fn(usize, usize) + Send + Sync),
     ) -> anyhow::Result<RebuildReport> {
-        if !app.search.follows_feed() {
+        if !service(app).follows_feed() {
             return Self::rebuild(app, progress).await;
         }
-        let before = app.search.position.lock().expect("poisoned").clone();
+        let before = service(app).position.lock().expect("poisoned").clone();
         let head = Self::feed_head(app).await?;
-        app.search.reset_position(head)?;
+        service(app).reset_position(head)?;
         let result = Self::rebuild(app, progress).await;
         if result.is_err() {
             // The old index serves on: it still needs what it had not applied.
-            app.search.publish(&before)?;
-            *app.search.position.lock().expect("poisoned") = before;
+            service(app).publish(&before)?;
+            *service(app).position.lock().expect("poisoned") = before;
         }
         result
     }
 
     /// Drains the outbox into a shared index: applied rows are deleted.
     async fn drain(app: &AppState) -> anyhow::Result<usize> {
-        let svc = &app.search;
+        let svc = service(app);
         let mut total = 0;
         loop {
             let rows =
@@ -420,7 +467,7 @@ impl SearchService {
         app: &AppState,
         progress: &(dyn Fn(usize, usize) + Send + Sync),
     ) -> anyhow::Result<RebuildReport> {
-        let svc = &app.search;
+        let svc = service(app);
         *svc.rebuild_dirty.lock().expect("poisoned") = Some(HashSet::new());
         let result = Self::rebuild_inner(app, progress).await;
         *svc.rebuild_dirty.lock().expect("poisoned") = None;
@@ -431,7 +478,7 @@ impl SearchService {
         app: &AppState,
         progress: &(dyn Fn(usize, usize) + Send + Sync),
     ) -> anyhow::Result<RebuildReport> {
-        let svc = &app.search;
+        let svc = service(app);
         let ids: Vec<String> = sqlx::query("SELECT id FROM package ORDER BY id")
             .fetch_all(&app.store.pool)
             .await?
@@ -477,7 +524,7 @@ impl SearchService {
             .fetch_all(&app.store.pool)
             .await?;
         let indexed: std::collections::HashMap<String, String> =
-            app.search.backend.indexed().await?.into_iter().collect();
+            service(app).backend.indexed().await?.into_iter().collect();
         let mut report = CheckReport::default();
         let mut expected = HashSet::new();
         for r in &rows {
@@ -532,11 +579,13 @@ async fn bundles_of(
 ) -> anyhow::Result<HashMap<String, Arc<PackageBundle>>> {
     let ids: Vec<String> = ids.iter().cloned().collect();
     let mut conn = app.store.pool.acquire().await?;
-    Ok(crate::store::package_bundles_by_ids(&mut conn, &ids)
-        .await?
-        .into_iter()
-        .map(|b| (b.row.id.clone(), Arc::new(b)))
-        .collect())
+    Ok(
+        catalog_framework::store::package_bundles_by_ids(&mut conn, &ids)
+            .await?
+            .into_iter()
+            .map(|b| (b.row.id.clone(), Arc::new(b)))
+            .collect(),
+    )
 }
 
 /// Like [`documents`] for a rebuild: a failing dataset is reported and skipped.
@@ -590,7 +639,7 @@ pub fn spawn_background_sync(app: AppState) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         // A following node polls the feed four times a second (an indexed range read of
         // nothing, most of the time), so other nodes' writes show within a second.
-        let every = if app.search.follows_feed() {
+        let every = if service(&app).follows_feed() {
             Duration::from_millis(250)
         } else {
             Duration::from_secs(2)
@@ -650,17 +699,6 @@ pub fn spawn_background_sync(app: AppState) -> tokio::task::JoinHandle<()> {
     })
 }
 
-/// The index document of one dataset, `None` if it must not be in the index.
-pub async fn document(app: &AppState, id: &str) -> anyhow::Result<Option<IndexDocument>> {
-    let mut conn = app.store.pool.acquire().await?;
-    let bundle = crate::store::package_bundle_by_ref(&mut conn, id)
-        .await?
-        .filter(|b| b.row.id == id)
-        .map(Arc::new);
-    drop(conn);
-    document_of(app, id, bundle, &mut None).await
-}
-
 /// The index document of dataset `id` from its stored bundle (`None`: not in the store), with
 /// the vocabulary names (id → name) read once for a batch of documents: `vocabularies` is
 /// filled at the first dataset that has a vocabulary tag.
@@ -698,7 +736,7 @@ async fn document_of(
             .db()
             .await
             .map_err(|e| anyhow::anyhow!("reading vocabularies: {e:?}"))?;
-        let names = crate::store::vocabularies(conn)
+        let names = catalog_framework::store::vocabularies(conn)
             .await?
             .into_iter()
             .map(|v| (v.id, v.name))

@@ -960,7 +960,7 @@ pub fn parse_instant(s: &str) -> Option<DateTime<Utc>> {
         return Some(d.with_timezone(&Utc));
     }
     let s2 = s.trim_end_matches('Z');
-    if let Some(n) = crate::time::parse_iso(s2) {
+    if let Some(n) = catalog_store::time::parse_iso(s2) {
         return Some(Utc.from_utc_datetime(&n));
     }
     NaiveDate::parse_from_str(s2, "%Y-%m-%d")

@@ -5,7 +5,7 @@ use sqlx::AnyConnection;
 
 use super::rows::{Lock, RowExt};
 use super::Store;
-use crate::context::Principal;
+use crate::model::Principal;
 
 pub async fn principal_for_token(store: &Store, token: &str) -> sqlx::Result<Option<Principal>> {
     let hash = crate::identity::hash_token(token);

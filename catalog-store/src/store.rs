@@ -3,39 +3,11 @@
 //! Queries are written once in portable SQL with `$N` placeholders; ids and timestamps are
 //! TEXT, JSON documents are TEXT. Only the migration files differ per backend.
 
-/// What the `package_show` cache keeps per dataset.
-pub use crate::cache::CachedPackage;
-mod collaborator;
-mod group;
-mod job;
-mod member;
-mod package;
-mod relationship;
-mod rows;
-mod tag;
-mod task_status;
-mod user;
-
-// The repository: per table family, the row types and the functions that read and write
-// them, next to the migrations. Portable SQL only (`$N` placeholders), run on whatever
-// connection the caller holds.
-pub use collaborator::*;
-pub use group::*;
-pub use job::*;
-pub use member::*;
-pub use package::*;
-pub use relationship::*;
-pub use rows::*;
-pub use tag::*;
-pub use task_status::*;
-pub use user::*;
-
 use std::path::Path;
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::pool::PoolConnection;
-use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, Transaction};
+use sqlx::{AnyPool, Connection, Executor};
 
 /// Which database a store runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,38 +27,38 @@ pub struct Store {
     write_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
 
-const MIGRATIONS: &[crate::plugin::Migration] = &[
-    crate::plugin::Migration {
+const MIGRATIONS: &[crate::model::Migration] = &[
+    crate::model::Migration {
         version: "0001_init",
         sqlite: include_str!("migrations/sqlite/0001_init.sql"),
         postgres: include_str!("migrations/postgres/0001_init.sql"),
     },
-    crate::plugin::Migration {
+    crate::model::Migration {
         version: "0002_search_outbox",
         sqlite: include_str!("migrations/sqlite/0002_search_outbox.sql"),
         postgres: include_str!("migrations/postgres/0002_search_outbox.sql"),
     },
-    crate::plugin::Migration {
+    crate::model::Migration {
         version: "0003_reindex_drafts",
         sqlite: include_str!("migrations/sqlite/0003_reindex_drafts.sql"),
         postgres: include_str!("migrations/postgres/0003_reindex_drafts.sql"),
     },
-    crate::plugin::Migration {
+    crate::model::Migration {
         version: "0004_core_tables",
         sqlite: include_str!("migrations/sqlite/0004_core_tables.sql"),
         postgres: include_str!("migrations/postgres/0004_core_tables.sql"),
     },
-    crate::plugin::Migration {
+    crate::model::Migration {
         version: "0005_job_queue",
         sqlite: include_str!("migrations/sqlite/0005_job_queue.sql"),
         postgres: include_str!("migrations/postgres/0005_job_queue.sql"),
     },
-    crate::plugin::Migration {
+    crate::model::Migration {
         version: "0006_plugin_data_reset_key",
         sqlite: include_str!("migrations/sqlite/0006_plugin_data_reset_key.sql"),
         postgres: include_str!("migrations/postgres/0006_plugin_data_reset_key.sql"),
     },
-    crate::plugin::Migration {
+    crate::model::Migration {
         version: "0007_search_feed",
         sqlite: include_str!("migrations/sqlite/0007_search_feed.sql"),
         postgres: include_str!("migrations/postgres/0007_search_feed.sql"),
@@ -200,7 +172,7 @@ impl Store {
     pub async fn migrate_plugin(
         &self,
         plugin: &str,
-        migrations: &[crate::plugin::Migration],
+        migrations: &[crate::model::Migration],
     ) -> anyhow::Result<()> {
         self.apply(Some(plugin), migrations).await
     }
@@ -211,7 +183,7 @@ impl Store {
     async fn apply(
         &self,
         owner: Option<&str>,
-        migrations: &[crate::plugin::Migration],
+        migrations: &[crate::model::Migration],
     ) -> anyhow::Result<()> {
         let mut conn = self.pool.acquire().await?;
         let (create, select, insert) = match owner {
@@ -227,7 +199,7 @@ impl Store {
             ),
         };
         conn.execute(create).await?;
-        let mut ordered: Vec<&crate::plugin::Migration> = migrations.iter().collect();
+        let mut ordered: Vec<&crate::model::Migration> = migrations.iter().collect();
         ordered.sort_by_key(|m| m.version);
         for m in ordered {
             let mut done = sqlx::query_as::<_, (String,)>(select).bind(m.version);
@@ -267,61 +239,6 @@ impl Store {
             Backend::Sqlite => Some(self.write_lock.clone().lock_owned().await),
             Backend::Postgres => None,
         }
-    }
-}
-
-/// How long a PostgreSQL write transaction waits for one lock before giving up: 5 s (SQLite's
-/// writers queue on the store's write lock instead, and wait `busy_timeout` at most).
-const LOCK_TIMEOUT_STATEMENT: &str = "SET LOCAL lock_timeout = 5000";
-
-/// The database handle of one action call: acquired on first use; a transaction for writes.
-#[derive(Default)]
-pub(crate) enum Db {
-    #[default]
-    None,
-    Conn(PoolConnection<Any>),
-    Tx(Transaction<'static, Any>),
-}
-
-impl Db {
-    pub(crate) async fn get(
-        &mut self,
-        store: &Store,
-        write: bool,
-    ) -> sqlx::Result<&mut AnyConnection> {
-        if matches!(self, Db::None) {
-            *self = if write {
-                // SQLite: take the write lock at BEGIN, so a writer in another process makes
-                // this one wait (busy_timeout) instead of failing at its first write.
-                Db::Tx(match store.backend {
-                    Backend::Sqlite => store.pool.begin_with("BEGIN IMMEDIATE").await?,
-                    Backend::Postgres => {
-                        let mut tx = store.pool.begin().await?;
-                        // A row lock is waited for this long at most; then the call fails
-                        // with a conflict and runs again (ActionContext::run_top), so no
-                        // writer queues without bound behind a lock held by another.
-                        sqlx::query(LOCK_TIMEOUT_STATEMENT)
-                            .execute(&mut *tx)
-                            .await?;
-                        tx
-                    }
-                })
-            } else {
-                Db::Conn(store.pool.acquire().await?)
-            };
-        }
-        Ok(match self {
-            Db::Conn(c) => &mut **c,
-            Db::Tx(t) => &mut **t,
-            Db::None => unreachable!("acquired above"),
-        })
-    }
-
-    pub(crate) async fn commit(self) -> sqlx::Result<()> {
-        if let Db::Tx(t) = self {
-            t.commit().await?;
-        }
-        Ok(())
     }
 }
 

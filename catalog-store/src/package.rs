@@ -672,3 +672,19 @@ pub async fn public_package_documents(
         })
         .collect())
 }
+
+/// A dataset's row (for authorization) and its `package_show` dict, also serialized (what an
+/// HTTP answer writes as it is, without cloning and serializing the dict again): what the
+/// `package_show` cache keeps per dataset.
+pub struct CachedPackage {
+    pub row: PackageRow,
+    pub dict: serde_json::Value,
+    pub json: std::sync::Arc<str>,
+}
+
+impl CachedPackage {
+    pub fn new(row: PackageRow, dict: serde_json::Value) -> CachedPackage {
+        let json = crate::json::to_ckan_json_string(&dict).into();
+        CachedPackage { row, dict, json }
+    }
+}

@@ -1,6 +1,6 @@
 //! One error type for every action, and one table from its kind to CKAN's `__type` and HTTP status.
 
-use axum::http::StatusCode;
+use http::StatusCode;
 use serde_json::{json, Map, Value};
 
 /// The kinds of failure CKAN's Action API distinguishes.
@@ -15,10 +15,9 @@ pub enum ErrorKind {
     SearchIndex,
     Internal,
     /// The call lost a race in the store (deadlock, serialization failure, a unique key taken
-    /// by a concurrent commit) and was rolled back. [`ActionContext::run_top`] runs such a call
+    /// by a concurrent commit) and was rolled back. `ActionContext::run_top` runs such a call
     /// again; it reaches a client only if the race persists.
     ///
-    /// [`ActionContext::run_top`]: crate::context::ActionContext::run_top
     Conflict,
 }
 
@@ -130,7 +129,7 @@ impl From<sqlx::Error> for CkanError {
             // (PostgreSQL: a NUL, an invalid byte sequence) is the caller's fault, not ours.
             let code = db.code();
             if matches!(code.as_deref(), Some("22021" | "22P05")) {
-                return validation_message(crate::params::NUL_MESSAGE);
+                return validation_message(NUL_MESSAGE);
             }
             if let Some(what) = conflict(code.as_deref()) {
                 tracing::debug!(error = %db, "store conflict");
@@ -146,6 +145,10 @@ impl From<serde_json::Error> for CkanError {
         internal(format!("json: {e}"))
     }
 }
+
+/// What a string holding a NUL character gets: no store can keep one in a text column
+/// (PostgreSQL refuses it), so it is refused at decoding, for every action.
+pub const NUL_MESSAGE: &str = "Must not contain NUL characters";
 
 /// The message of a [`ErrorKind::Conflict`] from a unique key: settled by one more run when it
 /// was a race, a real duplicate otherwise.

@@ -4,8 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::config::Config;
-use crate::registry::Registry;
+use catalog_framework::app::{Config, Registry};
 
 /// The first paragraph of a help text, on one line (an operation's summary).
 fn summary(doc: &str) -> String {

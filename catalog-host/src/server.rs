@@ -33,7 +33,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Instant;
 use tower::ServiceExt;
 
-use crate::config::ServerConfig;
+use catalog_framework::app::ServerConfig;
 
 /// Descriptors kept free for the database pool, index files and uploads.
 const RESERVED_DESCRIPTORS: usize = 128;

@@ -1,14 +1,15 @@
 //! Search: the [`SearchBackend`] extension point, CKAN's query language ([`query`]), the
-//! index document ([`document`]) and the indexer that keeps the index in step with the store
-//! through an outbox ([`indexer`]).
+//! fields ([`fields`]) and the index document ([`document`]), and the shared cases every
+//! backend must pass ([`testkit`]): what a search backend depends on. The indexer that keeps
+//! a backend in step with the store lives in the host.
 //!
 //! A backend is registered with [`register_search_backend!`](crate::register_search_backend)
-//! under a name and chosen by `catalog.search.backend` (default `tantivy`).
+//! under a name and chosen by `catalog.search.backend` (default `tantivy`). Plugins reach this
+//! crate as `catalog_framework::search`.
+#![forbid(unsafe_code)]
 
 pub mod document;
-pub mod feed;
 pub mod fields;
-pub mod indexer;
 pub mod query;
 pub mod testkit;
 
@@ -17,9 +18,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::config::Config;
-use crate::error::CkanResult;
-use crate::store::Store;
+use catalog_store::config::Config;
+use catalog_store::error::CkanResult;
+use catalog_store::Store;
 
 pub use document::IndexDocument;
 pub use query::{Query, RangeValue};
@@ -133,6 +134,17 @@ macro_rules! register_search_backend {
         $crate::register_search_backend!($name, $value, priority = 0);
     };
     ($name:expr, $value:expr, priority = $p:expr) => {
-        $crate::__register!(SearchBackendRegistration, $name, $value, $p);
+        $crate::__private::register_at!($crate::SearchBackendRegistration, $name, $value, $p);
     };
+}
+
+catalog_store::extension_point!(
+    /// A search backend, submitted with [`register_search_backend!`].
+    pub SearchBackendRegistration, Box<dyn SearchBackendFactory>,
+    collected("search_backends", "search backend")
+);
+
+#[doc(hidden)]
+pub mod __private {
+    pub use catalog_store::register_at;
 }

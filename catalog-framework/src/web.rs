@@ -1,0 +1,367 @@
+//! What a plugin's own routes need to answer as the Action API does (`register_routes!`): the
+//! envelope and bare errors, the caller's identity, bounded body reading and JSON decoding,
+//! lenient path decoding, JSONP callbacks, read-your-writes across nodes. The Action API's
+//! own handlers are the host's; they use the same helpers.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{header, HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde_json::{Map, Value};
+
+use crate::context::{AppState, Principal};
+use crate::error::CkanError;
+use crate::store::Params;
+
+crate::extension_point!(
+    /// Routes submitted with [`register_routes!`](crate::register_routes).
+    pub RoutesRegistration, axum::Router<AppState>,
+    collected("routes", "route")
+);
+
+/// Registers extra routes: `register_routes!("download", routes);` where `fn routes() -> Router<AppState>`.
+#[macro_export]
+macro_rules! register_routes {
+    ($name:expr, $f:path) => {
+        $crate::register_routes!($name, $f, priority = 0);
+    };
+    ($name:expr, $f:path, priority = $p:expr) => {
+        $crate::__private::inventory::submit! {
+            $crate::web::RoutesRegistration {
+                name: $name, priority: $p, crate_name: env!("CARGO_PKG_NAME"), build: $f
+            }
+        }
+    };
+}
+
+/// The content type of every JSON answer.
+pub const JSON_TYPE: &str = "application/json;charset=utf-8";
+
+pub fn json_response(status: StatusCode, v: &Value) -> Response {
+    let body = crate::json::to_ckan_json(v);
+    (status, [(header::CONTENT_TYPE, JSON_TYPE)], body).into_response()
+}
+
+/// CKAN's answer to a request it cannot even decode: a bare JSON string, no envelope.
+pub fn bare_error(status: StatusCode, msg: &str) -> Response {
+    json_response(status, &Value::String(msg.to_string()))
+}
+
+/// The `help` link of an action's envelope.
+pub fn help_url(app: &AppState, name: &str) -> String {
+    format!(
+        "{}/api/3/action/help_show?name={name}",
+        app.config.site_url()
+    )
+}
+
+/// The envelope `{help, success, result}` or `{help, error, success}` with CKAN's status.
+pub fn envelope(
+    app: &AppState,
+    name: &str,
+    result: Result<Value, CkanError>,
+) -> (StatusCode, Value) {
+    let mut m = Map::new();
+    m.insert("help".into(), Value::String(help_url(app, name)));
+    match result {
+        Ok(v) => {
+            m.insert("success".into(), Value::Bool(true));
+            m.insert("result".into(), v);
+            (StatusCode::OK, Value::Object(m))
+        }
+        Err(e) => {
+            m.insert("error".into(), e.to_error_object());
+            m.insert("success".into(), Value::Bool(false));
+            (e.status(), Value::Object(m))
+        }
+    }
+}
+
+/// Query string → params: a key seen once maps to its string, a repeated key to a list.
+pub fn query_to_params(q: &str) -> Params {
+    let mut m = Params::new();
+    for (k, v) in form_urlencoded::parse(q.as_bytes()) {
+        let v = Value::String(v.into_owned());
+        match m.get_mut(k.as_ref()) {
+            Some(Value::Array(a)) => a.push(v),
+            Some(existing) => {
+                let first = existing.take();
+                *existing = Value::Array(vec![first, v]);
+            }
+            None => {
+                m.insert(k.into_owned(), v);
+            }
+        }
+    }
+    m
+}
+
+/// Request-decoding failures, answered as CKAN does: 400 with a bare string.
+#[derive(Debug)]
+pub struct BadRequest(pub StatusCode, pub String);
+
+impl BadRequest {
+    pub fn json(msg: impl std::fmt::Display) -> BadRequest {
+        BadRequest(
+            StatusCode::BAD_REQUEST,
+            format!("Bad request: JSON Error: {msg}"),
+        )
+    }
+}
+
+/// The most values (objects, lists, strings, numbers …) one JSON body may hold. A decoded value
+/// takes far more memory than its text (`[1,1,1,…]`: 32 bytes for every 2 bytes sent), so the
+/// text is counted before it is decoded. A dataset with 1,000 resources holds some 30,000.
+pub const MAX_JSON_VALUES: usize = 250_000;
+
+/// True when `text` holds more than `max` JSON values: one more than its `[`, `{` and `,`
+/// outside strings. A linear scan, without decoding.
+fn too_many_json_values(text: &[u8], max: usize) -> bool {
+    let (mut in_string, mut escaped, mut values) = (false, false, 1usize);
+    for &b in text {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if matches!(b, b'[' | b'{' | b',') {
+            values += 1;
+            if values > max {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Decodes a JSON text of a request, refusing one of more than [`MAX_JSON_VALUES`] values
+/// before any is decoded. The error is serde_json's message, or the bound's.
+pub fn parse_json(text: &[u8]) -> Result<Value, String> {
+    if too_many_json_values(text, MAX_JSON_VALUES) {
+        return Err(format!("more than {MAX_JSON_VALUES} values"));
+    }
+    serde_json::from_slice(text).map_err(|e| e.to_string())
+}
+
+/// A plugin route's request body, bounded as the Action API's are (`catalog.max_request_bytes`,
+/// `catalog.server.body_read_timeout_secs`). On failure: the status and CKAN's bare message
+/// (413 too large, 408 stalled, 400 broken).
+pub async fn read_request_body(
+    app: &AppState,
+    body: Body,
+) -> Result<bytes::Bytes, (StatusCode, String)> {
+    let limit = body_limit(app);
+    let pause = Duration::from_secs(app.config.catalog.server.body_read_timeout_secs.max(1));
+    read_body(body, limit, pause)
+        .await
+        .map_err(|BadRequest(status, msg)| (status, msg))
+}
+
+/// The bound of a body read whole into memory (one that is not a multipart upload).
+pub fn body_limit(app: &AppState) -> usize {
+    let c = &app.config.catalog;
+    c.max_request_bytes.min(c.limits.max_json_bytes)
+}
+
+/// Reads a whole request body, at most `limit` bytes, waiting at most `pause` for each chunk.
+pub async fn read_body(
+    body: Body,
+    limit: usize,
+    pause: Duration,
+) -> Result<bytes::Bytes, BadRequest> {
+    let mut stream = body.into_data_stream();
+    let mut out = bytes::BytesMut::new();
+    loop {
+        let chunk = tokio::time::timeout(pause, stream.next())
+            .await
+            .map_err(|_| BadRequest::timeout())?;
+        match chunk {
+            None => return Ok(out.freeze()),
+            Some(Ok(c)) => {
+                if out.len() + c.len() > limit {
+                    return Err(BadRequest::too_large());
+                }
+                out.extend_from_slice(&c);
+            }
+            Some(Err(e)) => {
+                return Err(BadRequest(
+                    StatusCode::BAD_REQUEST,
+                    format!("Bad request: {e}"),
+                ))
+            }
+        }
+    }
+}
+
+impl BadRequest {
+    pub fn too_large() -> BadRequest {
+        BadRequest(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "Bad request: request body too large".into(),
+        )
+    }
+
+    pub fn timeout() -> BadRequest {
+        BadRequest(
+            StatusCode::REQUEST_TIMEOUT,
+            "Bad request: the request body stopped arriving".into(),
+        )
+    }
+
+    pub fn multipart(e: impl std::fmt::Display) -> BadRequest {
+        BadRequest(StatusCode::BAD_REQUEST, format!("Bad request: {e}"))
+    }
+
+    /// Our failure, not the request's (a temporary file that cannot be written): logged, 500.
+    pub fn server(e: impl std::fmt::Display) -> BadRequest {
+        tracing::error!(error = %e, "storing an upload");
+        BadRequest(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Internal Server Error".into(),
+        )
+    }
+}
+
+const TOKEN_HEADERS: [&str; 3] = ["authorization", "x-catalog-api-key", "x-ckan-api-key"];
+
+/// The header `catalog.apitoken_header_name` names (CKAN's `apitoken_header_name`), read first.
+fn configured_token_header(app: &AppState) -> Option<&str> {
+    let other = &app.config.catalog.other;
+    ["apitoken_header_name", "apikey_header_name"]
+        .iter()
+        .find_map(|k| other.get(*k).and_then(Value::as_str))
+        .filter(|h| !h.trim().is_empty())
+}
+
+/// The caller named by an API token header; an unknown, revoked or expired token means
+/// anonymous, as in CKAN.
+pub async fn identify(app: &AppState, headers: &HeaderMap) -> Option<Principal> {
+    let raw = configured_token_header(app)
+        .into_iter()
+        .chain(TOKEN_HEADERS)
+        .find_map(|h| headers.get(h.trim()).and_then(|v| v.to_str().ok()))?;
+    let token = raw.trim();
+    let token = token.strip_prefix("Bearer ").unwrap_or(token).trim();
+    if token.is_empty() {
+        return None;
+    }
+    crate::store::principal_for_token(&app.store, token)
+        .await
+        .ok()
+        .flatten()
+}
+
+/// The request path after the first `marker` (`"/util/"`), percent-decoded leniently: bytes
+/// that are not UTF-8 become U+FFFD, so a name nobody can have is an unknown name (a 404 in the
+/// route's own format), never axum's plain-text 400 for a path parameter that is not UTF-8.
+/// Routes read their parameters with this instead of axum's `Path` extractor. Empty when
+/// the path has no `marker`.
+pub fn path_after(uri: &Uri, marker: &str) -> String {
+    let raw = uri.path().split_once(marker).map_or("", |(_, rest)| rest);
+    percent_encoding::percent_decode_str(raw)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// The header and cookie that carry the change-feed sequence number of a client's last write.
+pub const SEQUENCE_HEADER: &str = "x-catalog-seq";
+
+const SEQUENCE_COOKIE: &str = "catalog_seq";
+
+/// The sequence number a request says it has written up to: the `X-Catalog-Seq` header, else
+/// the `catalog_seq` cookie.
+pub fn seen_sequence(headers: &HeaderMap) -> Option<i64> {
+    if let Some(v) = headers.get(SEQUENCE_HEADER).and_then(|v| v.to_str().ok()) {
+        return v.trim().parse().ok();
+    }
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(k, _)| *k == SEQUENCE_COOKIE)
+        .and_then(|(_, v)| v.trim().parse().ok())
+}
+
+/// Before a read: when the request carries the sequence number of a write made on another
+/// node, waits (within `catalog.search.read_your_writes_wait_ms`) until this node's index has
+/// applied it.
+pub async fn read_your_writes(app: &AppState, headers: &HeaderMap, arrived: std::time::Instant) {
+    if let Some(seq) = seen_sequence(headers) {
+        let limit = Duration::from_millis(app.config.catalog.search.read_your_writes_wait_ms);
+        app.search.catch_up(app, seq, arrived, limit).await;
+    }
+}
+
+/// Tells the client the change-feed position of its write (header and cookie), so that its
+/// next read on any node waits until that node's index has it (read-your-writes across
+/// nodes). Only where each node follows the feed.
+pub fn mark_sequence(app: &AppState, response: &mut Response) {
+    if !app.search.follows_feed() {
+        return;
+    }
+    let seq = app.search.high();
+    if seq <= 0 {
+        return;
+    }
+    if let Ok(v) = header::HeaderValue::from_str(&seq.to_string()) {
+        response.headers_mut().insert(SEQUENCE_HEADER, v);
+    }
+    let cookie = format!("{SEQUENCE_COOKIE}={seq}; Path=/; Max-Age=300; HttpOnly; SameSite=Lax");
+    if let Ok(v) = header::HeaderValue::from_str(&cookie) {
+        response.headers_mut().append(header::SET_COOKIE, v);
+    }
+}
+
+/// A JSONP callback we wrap an answer in: a JavaScript name or member path
+/// (`jQuery1234_5678`, `cb.done`, `a[0]`), at most 128 characters. Anything else could turn the
+/// answer into script the caller did not mean (CKAN only HTML-escapes it); it gets plain JSON.
+pub fn is_js_callback(cb: &str) -> bool {
+    let mut chars = cb.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && cb.len() <= 128
+        && chars.all(|c| c.is_ascii_alphanumeric() || "_$.[]".contains(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_script_names_are_jsonp_callbacks() {
+        for ok in ["cb", "jQuery1234_5678", "a.b", "$x", "w[0]"] {
+            assert!(is_js_callback(ok), "{ok}");
+        }
+        for bad in ["", "<script>", "alert(1)//", "1a", "a b", &"a".repeat(129)] {
+            assert!(!is_js_callback(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn repeated_query_keys_become_lists() {
+        let p = query_to_params("a=1&b=x&a=2&q=a%2Bb");
+        assert_eq!(p["a"], json!(["1", "2"]));
+        assert_eq!(p["b"], json!("x"));
+        assert_eq!(p["q"], json!("a+b"));
+    }
+
+    #[test]
+    fn json_values_are_counted_before_decoding() {
+        assert!(!too_many_json_values(
+            br#"{"a": [1, 2, {"b": "x,y[{"}]}"#,
+            6
+        ));
+        assert!(too_many_json_values(br#"{"a": [1, 2, {"b": "x,y[{"}]}"#, 5));
+        assert!(!too_many_json_values(br#"["a\"b,c", 1]"#, 3));
+        let many = format!("[{}1]", "1,".repeat(MAX_JSON_VALUES));
+        assert!(parse_json(many.as_bytes()).unwrap_err().contains("values"));
+    }
+}

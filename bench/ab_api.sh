@@ -6,6 +6,7 @@
 # a group, 3 resources, 5 tags, plus AB_SEED datasets to search): SQLite in a temporary data
 # directory, or, with AB_STORE=postgres, a scratch PostgreSQL database per binary (created and
 # dropped here; the `postgres` search backend). Prints one line per (round, binary, request).
+# The order alternates by round (A B, then B A).
 #
 #   bench/ab_api.sh BIN_A BIN_B [ROUNDS]
 #
@@ -30,7 +31,7 @@ cleanup() {
     stop
     if [[ "$STORE" == postgres ]]; then
         for label in A B; do
-            psql -q "$PG_ADMIN" -c "DROP DATABASE IF EXISTS ab_bench_$label WITH (FORCE)" >/dev/null 2>&1 || true
+            psql -q "$PG_ADMIN" -c "DROP DATABASE IF EXISTS ab_bench_${label,,} WITH (FORCE)" >/dev/null 2>&1 || true
         done
     fi
     rm -rf "$WORK"
@@ -39,7 +40,7 @@ trap cleanup EXIT
 
 args() { # label: the store arguments of a binary
     if [[ "$STORE" == postgres ]]; then
-        echo "--data-dir $WORK/$1 --database-url postgres://postgres@127.0.0.1:5432/ab_bench_$1"
+        echo "--data-dir $WORK/$1 --database-url postgres://postgres@127.0.0.1:5432/ab_bench_${1,,}"
     else
         echo "--data-dir $WORK/$1"
     fi
@@ -63,8 +64,8 @@ for label in A B; do
     bin="$A"; [[ "$label" == B ]] && bin="$B"
     mkdir -p "$WORK/$label"
     if [[ "$STORE" == postgres ]]; then
-        psql -q "$PG_ADMIN" -c "DROP DATABASE IF EXISTS ab_bench_$label WITH (FORCE)" >/dev/null
-        psql -q "$PG_ADMIN" -c "CREATE DATABASE ab_bench_$label" >/dev/null
+        psql -q "$PG_ADMIN" -c "DROP DATABASE IF EXISTS ab_bench_${label,,} WITH (FORCE)" >/dev/null
+        psql -q "$PG_ADMIN" -c "CREATE DATABASE ab_bench_${label,,}" >/dev/null
     fi
     # shellcheck disable=SC2046
     "$bin" $(args "$label") sysadmin add admin --email admin@example.org --password bench-password >/dev/null
@@ -83,7 +84,10 @@ done
 
 SEARCH="$API/package_search?q=open%20data&rows=20&facet.field=%5B%22organization%22%2C%22tags%22%2C%22res_format%22%2C%22license_id%22%5D"
 for round in $(seq 1 "$ROUNDS"); do
-    for label in A B; do
+    # A B in odd rounds, B A in even ones: a machine that slows down (or warms up) during the
+    # run does not favour one binary.
+    order="A B"; (( round % 2 == 0 )) && order="B A"
+    for label in $order; do
         bin="$A"; [[ "$label" == B ]] && bin="$B"
         start "$bin" "$label"
         for what in $ONLY; do
@@ -95,7 +99,7 @@ for round in $(seq 1 "$ROUNDS"); do
                     for _ in 1 2 3; do curl -sf -o /dev/null "$SEARCH"; done
                     out="$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency "$SEARCH")" ;;
                 create)
-                    out="$(BENCH_TOKEN="${TOKEN[$label]}" BENCH_ORG=bench-org BENCH_RUN="r$round$label" \
+                    out="$(BENCH_TOKEN="${TOKEN[$label]}" BENCH_ORG=bench-org BENCH_RUN="r$round${label,,}" \
                         wrk -t"$THREADS" -c16 -d"$DURATION" --latency -s bench/package_create.lua "$API/package_create")" ;;
             esac
             rps="$(awk '/^Requests\/sec/ {print $2}' <<<"$out")"

@@ -14,6 +14,7 @@ use catalog_plugin_schema as _;
 use catalog_plugin_search_postgres as _;
 use catalog_plugin_search_tantivy as _;
 use catalog_plugin_views as _;
+use catalog_plugin_web as _;
 
 /// mimalloc rather than glibc's malloc: the server allocates on every request from many
 /// threads, and glibc's arena locks were a tenth of package_show's CPU (docs/BENCHMARKS.md,

@@ -17,6 +17,7 @@ pub mod events;
 mod input;
 pub mod jobs;
 pub mod mail;
+pub mod markdown;
 pub mod params;
 pub mod plugin;
 pub mod registry;

@@ -36,6 +36,61 @@ macro_rules! register_routes {
     };
 }
 
+crate::extension_point!(
+    /// Answers on a page several plugins share (`register_page!`): the dataset page is RDF
+    /// when the DCAT plugin is asked for RDF, else the web plugin's HTML.
+    pub PageRegistration, Box<dyn SharedPage>,
+    collected("pages", "page")
+);
+
+/// One plugin's part of a shared page: the host serves each distinct [`SharedPage::path`] once
+/// and asks the pages registered on it in [`SharedPage::order`] (lowest first); the first that
+/// answers wins, and a GET nobody answers is a 404.
+#[async_trait::async_trait]
+pub trait SharedPage: Send + Sync {
+    /// The route, in axum's syntax (`"/dataset/{file}"`).
+    fn path(&self) -> &'static str;
+    /// Lower asks first (the DCAT plugin's negotiation is 0, the web plugin's HTML 100).
+    fn order(&self) -> i32;
+    /// The answer, or `None` to hand the request to the next page.
+    async fn answer(&self, app: &AppState, req: &axum::http::request::Parts) -> Option<Response>;
+    /// The other representations this page serves of `path` (with `query`, a query string
+    /// without `?`), as `(media type, absolute address)`: what an HTML page lists as
+    /// `<link rel="alternate">`. None by default.
+    fn alternates(&self, _app: &AppState, _path: &str, _query: &str) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+/// Every representation the pages registered on `route` serve of `path`
+/// ([`SharedPage::alternates`]), in page order.
+pub fn page_alternates(
+    app: &AppState,
+    route: &str,
+    path: &str,
+    query: &str,
+) -> Vec<(String, String)> {
+    let mut pages: Vec<_> = app
+        .registry
+        .extensions::<PageRegistration>()
+        .values()
+        .filter(|p| p.path() == route)
+        .collect();
+    pages.sort_by_key(|p| p.order());
+    pages
+        .into_iter()
+        .flat_map(|p| p.alternates(app, path, query))
+        .collect()
+}
+
+/// Registers a [`SharedPage`]: `register_page!("dcat-dataset", DatasetPage);`.
+#[macro_export]
+macro_rules! register_page {
+    ($name:expr, $value:expr) => {
+        $crate::register_at!($crate::web::PageRegistration, $name, $value, 0);
+    };
+}
+
 /// The content type of every JSON answer.
 pub const JSON_TYPE: &str = "application/json;charset=utf-8";
 

@@ -2,6 +2,7 @@
 //! in CKAN's envelope; the `/api` version probes, readiness, the OpenAPI description, and every
 //! plugin's routes merged in. Handlers stay thin; the error table is the store's `error`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
@@ -14,8 +15,8 @@ use catalog_framework::prelude::*;
 use catalog_framework::store::json::to_ckan_json;
 use catalog_framework::web::{
     bare_error, body_limit, envelope, help_url, identify, json_response, mark_sequence, parse_json,
-    query_to_params, read_body, read_request_body, read_your_writes, BadRequest,
-    RoutesRegistration, JSON_TYPE,
+    query_to_params, read_body, read_request_body, read_your_writes, BadRequest, PageRegistration,
+    RoutesRegistration, SharedPage, JSON_TYPE,
 };
 use catalog_framework::web::{is_js_callback, path_after};
 use serde_json::json;
@@ -44,6 +45,7 @@ pub fn router(app: AppState) -> Router {
     for extra in app.registry.extensions::<RoutesRegistration>().values() {
         r = r.merge(extra.as_ref().clone());
     }
+    r = shared_pages(&app, r);
     r.method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::disable())
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
@@ -56,6 +58,47 @@ pub fn router(app: AppState) -> Router {
             },
         ))
         .with_state(app)
+}
+
+/// Every distinct path of the registered shared pages served once, asking its pages in order.
+fn shared_pages(app: &AppState, mut r: Router<AppState>) -> Router<AppState> {
+    let mut by_path: std::collections::BTreeMap<&'static str, Vec<Arc<Box<dyn SharedPage>>>> =
+        Default::default();
+    for page in app.registry.extensions::<PageRegistration>().values() {
+        by_path.entry(page.path()).or_default().push(page.clone());
+    }
+    for (path, mut pages) in by_path {
+        pages.sort_by_key(|p| p.order());
+        let pages = Arc::new(pages);
+        r = r.route(
+            path,
+            any(move |State(app): State<AppState>, req: Request| {
+                let pages = pages.clone();
+                async move { answer_shared_page(&app, &pages, req).await }
+            }),
+        );
+    }
+    r
+}
+
+async fn answer_shared_page(
+    app: &AppState,
+    pages: &[Arc<Box<dyn SharedPage>>],
+    req: Request,
+) -> Response {
+    let (parts, body) = req.into_parts();
+    if parts.method != Method::GET && parts.method != Method::HEAD {
+        if let Err((status, msg)) = read_request_body(app, body).await {
+            return bare_error(status, &msg);
+        }
+        return method_not_allowed_response(&parts.uri);
+    }
+    for page in pages {
+        if let Some(answer) = page.answer(app, &parts).await {
+            return answer;
+        }
+    }
+    bare_error(StatusCode::NOT_FOUND, "Not found")
 }
 
 /// Readiness for a load balancer: 200 when this server answers everything, 503 while it

@@ -62,6 +62,48 @@ impl Plugin for DcatPlugin {
 
 register_plugin!(DcatPlugin);
 register_routes!("dcat", routes::routes);
+catalog_framework::register_page!(
+    "dcat-home",
+    routes::DcatPage {
+        path: "/",
+        html: false
+    }
+);
+catalog_framework::register_page!(
+    "dcat-dataset",
+    routes::DcatPage {
+        path: "/dataset/{file}",
+        html: false
+    }
+);
+catalog_framework::register_page!(
+    "dcat-dataset-series",
+    routes::DcatPage {
+        path: "/dataset_series/{file}",
+        html: false
+    }
+);
+catalog_framework::register_page!(
+    "dcat-home-html",
+    routes::DcatPage {
+        path: "/",
+        html: true
+    }
+);
+catalog_framework::register_page!(
+    "dcat-dataset-html",
+    routes::DcatPage {
+        path: "/dataset/{file}",
+        html: true
+    }
+);
+catalog_framework::register_page!(
+    "dcat-dataset-series-html",
+    routes::DcatPage {
+        path: "/dataset_series/{file}",
+        html: true
+    }
+);
 
 action_params! {
     #[doc = "Return a dataset serialized as RDF.\n\n:param id: the dataset's id or name\n\

@@ -5,25 +5,80 @@ use crate::rdf::serialize::EXTENSIONS;
 use crate::rdf::RdfFormat;
 use crate::rdf::{Dcat, DcatSettings};
 use axum::extract::{OriginalUri, RawQuery, State};
-use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::routing::any;
 use axum::Router;
 use catalog_framework::prelude::*;
 use catalog_framework::web::path_after;
-use catalog_framework::web::{bare_error, envelope, identify, json_response};
+use catalog_framework::web::{bare_error, envelope, identify, json_response, SharedPage};
 
 use crate::negotiation::negotiate;
 use crate::render::{self, CatalogQuery};
 
 pub(crate) fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/", get(home))
-        .route("/dataset/{file}", get(dataset))
-        .route("/dataset_series/{file}", get(dataset))
-        // The catalog path is configurable (`catalogext.dcat.catalog_endpoint`), so it is
-        // matched here rather than as a fixed route.
-        .route("/{*path}", any(other))
+    // The catalog path is configurable (`catalogext.dcat.catalog_endpoint`), so it is matched
+    // here rather than as a fixed route.
+    Router::new().route("/{*path}", any(other))
+}
+
+/// `/`, `/dataset/{file}` and `/dataset_series/{file}`, shared with the web plugin's HTML
+/// pages: this plugin answers first (order 0) when RDF is asked for, by extension or by
+/// `Accept`, and last (order 1000) with a bare HTML page when no other plugin answered.
+pub(crate) struct DcatPage {
+    pub(crate) path: &'static str,
+    pub(crate) html: bool,
+}
+
+#[async_trait]
+impl SharedPage for DcatPage {
+    fn path(&self) -> &'static str {
+        self.path
+    }
+    fn order(&self) -> i32 {
+        if self.html {
+            1000
+        } else {
+            0
+        }
+    }
+    fn alternates(&self, app: &AppState, path: &str, query: &str) -> Vec<(String, String)> {
+        let Some(settings) = app.extension::<Dcat>().map(|d| &d.settings) else {
+            return Vec::new();
+        };
+        if self.html || !settings.enable_rdf_endpoints {
+            return Vec::new();
+        }
+        let site = app.config.site_url();
+        let qs = if query.is_empty() {
+            String::new()
+        } else {
+            format!("?{query}")
+        };
+        let href = |ext: &str| {
+            if self.path == "/" {
+                format!(
+                    "{site}{}{qs}",
+                    settings.catalog_endpoint.replace("{_format}", ext)
+                )
+            } else {
+                format!("{site}{path}.{ext}")
+            }
+        };
+        alternate_formats()
+            .map(|(ext, format)| (format.media_type().to_string(), href(ext)))
+            .collect()
+    }
+    async fn answer(&self, app: &AppState, req: &Parts) -> Option<Response> {
+        let raw = req.uri.query().map(str::to_string);
+        let headers = &req.headers;
+        if self.path == "/" {
+            home(app, raw, headers, self.html).await
+        } else {
+            dataset(app, &req.uri, raw, headers, self.html).await
+        }
+    }
 }
 
 async fn context(app: &AppState, headers: &HeaderMap) -> ActionContext {
@@ -67,60 +122,77 @@ fn profiles_param(raw: Option<&str>) -> Option<String> {
         .map(|(_, v)| v.into_owned())
 }
 
-/// `/dataset/{id}.{ext}` (RDF) or `/dataset/{id}` (negotiated RDF, else the HTML page).
+/// `/dataset/{id}.{ext}` (RDF) or `/dataset/{id}` (negotiated RDF, else, when `html`, the
+/// bare HTML page).
 async fn dataset(
-    State(app): State<AppState>,
-    OriginalUri(uri): OriginalUri,
-    RawQuery(raw): RawQuery,
-    headers: HeaderMap,
-) -> Response {
+    app: &AppState,
+    uri: &Uri,
+    raw: Option<String>,
+    headers: &HeaderMap,
+    html: bool,
+) -> Option<Response> {
     // `/dataset/{file}` or `/dataset_series/{file}`, decoded leniently.
-    let path = path_after(&uri, "/");
+    let path = path_after(uri, "/");
     let file = path.split_once('/').map_or("", |(_, f)| f).to_string();
     let Some(settings) = app.extension::<Dcat>().map(|d| &d.settings) else {
-        return not_found_response(&app);
+        return html.then(|| not_found_response(app));
     };
     let (id, format) = match file.rsplit_once('.') {
-        Some(_) if !settings.enable_rdf_endpoints => return not_found_response(&app),
+        Some(_) if html => return None,
+        Some(_) if !settings.enable_rdf_endpoints => return Some(not_found_response(app)),
         Some((id, ext)) => (id, Some(render::format_of(ext))),
         None => (
             file.as_str(),
-            accept(&headers)
+            accept(headers)
                 .filter(|_| settings.enable_content_negotiation)
                 .map(Ok),
         ),
     };
-    let mut ctx = context(&app, &headers).await;
     let Some(format) = format else {
+        if !html {
+            return None;
+        }
+        let mut ctx = context(app, headers).await;
         let mut p = Params::new();
         p.insert("id".into(), json!(id));
-        return match ctx.call("package_show", p).await {
-            Ok(d) => html_dataset(&app, settings, &d),
-            Err(e) => error_response(&app, "package_show", e),
-        };
+        return Some(match ctx.call("package_show", p).await {
+            Ok(d) => html_dataset(app, settings, &d),
+            Err(e) => error_response(app, "package_show", e),
+        });
     };
-    let profiles = profiles_param(raw.as_deref());
-    match render::dataset_document(&mut ctx, id, format, profiles.as_deref()).await {
-        Ok((format, body)) => rdf_response(format, body),
-        Err(e) => error_response(&app, "dcat_dataset_show", e),
+    if html {
+        return None;
     }
+    let mut ctx = context(app, headers).await;
+    let profiles = profiles_param(raw.as_deref());
+    Some(
+        match render::dataset_document(&mut ctx, id, format, profiles.as_deref()).await {
+            Ok((format, body)) => rdf_response(format, body),
+            Err(e) => error_response(app, "dcat_dataset_show", e),
+        },
+    )
 }
 
-/// `/`: the catalog when negotiation is on and `Accept` names an RDF type, else the home page.
+/// `/`: the catalog when negotiation is on and `Accept` names an RDF type, else (when `html`)
+/// the bare home page.
 async fn home(
-    State(app): State<AppState>,
-    RawQuery(raw): RawQuery,
-    headers: HeaderMap,
-) -> Response {
+    app: &AppState,
+    raw: Option<String>,
+    headers: &HeaderMap,
+    html: bool,
+) -> Option<Response> {
     let Some(settings) = app.extension::<Dcat>().map(|d| &d.settings) else {
-        return not_found_response(&app);
+        return html.then(|| not_found_response(app));
     };
+    if html {
+        return Some(html_home(app, settings));
+    }
     if settings.enable_content_negotiation {
-        if let Some(format) = accept(&headers) {
-            return catalog(&app, &headers, raw.as_deref(), "/", format).await;
+        if let Some(format) = accept(headers) {
+            return Some(catalog(app, headers, raw.as_deref(), "/", format).await);
         }
     }
-    html_home(&app, settings)
+    None
 }
 
 /// Everything else: the catalog endpoint when the path matches it, else 404.
@@ -184,13 +256,18 @@ fn escape(s: &str) -> String {
     out
 }
 
-/// `<link rel="alternate">` tags, one per format, with `href(ext)` (spec: pages advertise
-/// their RDF representations).
-fn alternates(href: impl Fn(&str) -> String) -> String {
+/// The formats a page advertises, one extension each (`xml` is `rdf`'s alias).
+fn alternate_formats() -> impl Iterator<Item = (&'static str, RdfFormat)> {
     EXTENSIONS
         .iter()
         .filter(|e| **e != "xml")
-        .filter_map(|e| RdfFormat::from_extension(e).map(|f| (e, f)))
+        .filter_map(|e| RdfFormat::from_extension(e).map(|f| (*e, f)))
+}
+
+/// `<link rel="alternate">` tags, one per format, with `href(ext)` (spec: pages advertise
+/// their RDF representations).
+fn alternates(href: impl Fn(&str) -> String) -> String {
+    alternate_formats()
         .map(|(e, f)| {
             format!(
                 "<link rel=\"alternate\" type=\"{}\" href=\"{}\">\n",

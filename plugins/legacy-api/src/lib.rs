@@ -10,13 +10,12 @@ use axum::Router;
 use catalog_framework::prelude::*;
 
 mod common;
-mod markdown;
 mod munge;
 mod rest;
 mod search;
 mod util;
 
-pub use markdown::render as render_markdown;
+pub use catalog_framework::markdown::render as render_markdown;
 
 /// The plugin: its table (ratings) and its routes.
 pub struct LegacyApiPlugin;

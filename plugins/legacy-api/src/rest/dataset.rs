@@ -127,7 +127,7 @@ pub(crate) async fn rest_form(lr: &LegacyRequest, id: &str) -> CkanResult<Value>
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    let rendered = crate::markdown::render_off_thread(notes, site.clone()).await?;
+    let rendered = catalog_framework::markdown::render_off_thread(notes, site.clone()).await?;
     d.insert("notes_rendered".into(), json!(rendered));
     if !site.is_empty() {
         d.insert("ckan_url".into(), json!(format!("{site}/dataset/{name}")));

@@ -1,25 +1,25 @@
-//! Markdown to HTML for `notes_rendered` and `/api/util/markdown`: CommonMark, with raw HTML
+//! Markdown to HTML for `notes_rendered`, `/api/util/markdown` and the web pages: CommonMark, with raw HTML
 //! shown as text (never passed through), links and images only to safe schemes, and
 //! `dataset:<name>` written as a link to that dataset's page (CKAN's `render_markdown`).
 
-use catalog_framework::blocking::Lane;
-use catalog_framework::prelude::CkanResult;
+use crate::blocking::Lane;
+use crate::error::CkanResult;
 use pulldown_cmark::{html, Event, Options, Parser, Tag, TagEnd};
 
 /// The longest text rendered, in characters (the default `catalog.max_field_chars` of a
 /// dataset's notes): the rest of a longer text is left out.
-pub(crate) const MAX_CHARS: usize = 100_000;
+pub const MAX_CHARS: usize = 100_000;
 
 /// The deepest nesting of block quotes and lists kept: deeper markers are rendered as the
 /// content of the deepest kept level. `>>>>…` on one line would otherwise make one
 /// `<blockquote>` per character (a 10 MB body became 290 MB of HTML).
-const MAX_NESTING: usize = 32;
+pub const MAX_NESTING: usize = 32;
 
 /// Renderings run on the blocking pool, in a lane of their own.
 static RENDERING: Lane = Lane::new("markdown");
 
 /// [`render_with_site`] off the async workers.
-pub(crate) async fn render_off_thread(markdown: String, site: String) -> CkanResult<String> {
+pub async fn render_off_thread(markdown: String, site: String) -> CkanResult<String> {
     RENDERING
         .run(move || render_with_site(&markdown, &site))
         .await
@@ -54,7 +54,7 @@ pub fn render(markdown: &str) -> String {
 /// Renders Markdown; `dataset:<name>` becomes a link to `<site>/dataset/<name>`. At most
 /// [`MAX_CHARS`] characters are read and [`MAX_NESTING`] levels of quotes and lists kept, so
 /// the HTML is at most a small multiple of the input.
-pub(crate) fn render_with_site(markdown: &str, site: &str) -> String {
+pub fn render_with_site(markdown: &str, site: &str) -> String {
     let markdown = match markdown.char_indices().nth(MAX_CHARS) {
         Some((end, _)) => &markdown[..end],
         None => markdown,

@@ -1,0 +1,926 @@
+//! The pages: their routes, the actions each calls, and the values its template gets.
+
+use axum::extract::{OriginalUri, State};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use catalog_framework::prelude::*;
+use catalog_framework::web::{identify, page_alternates, SharedPage};
+
+use crate::i18n::{self, Locale};
+use crate::render::{page, respond, Visit};
+
+/// The built-in template set (layer 0).
+pub(crate) const BUILT_IN: &[(&str, &str)] = &[
+    ("base.html", include_str!("../templates/base.html")),
+    ("home.html", include_str!("../templates/home.html")),
+    ("error.html", include_str!("../templates/error.html")),
+    (
+        "dataset/search.html",
+        include_str!("../templates/dataset/search.html"),
+    ),
+    (
+        "dataset/read.html",
+        include_str!("../templates/dataset/read.html"),
+    ),
+    (
+        "dataset/resource_read.html",
+        include_str!("../templates/dataset/resource_read.html"),
+    ),
+    (
+        "organization/index.html",
+        include_str!("../templates/organization/index.html"),
+    ),
+    (
+        "organization/read.html",
+        include_str!("../templates/organization/read.html"),
+    ),
+    (
+        "group/index.html",
+        include_str!("../templates/group/index.html"),
+    ),
+    (
+        "group/read.html",
+        include_str!("../templates/group/read.html"),
+    ),
+    (
+        "snippets/search.html",
+        include_str!("../templates/snippets/search.html"),
+    ),
+    (
+        "snippets/package_item.html",
+        include_str!("../templates/snippets/package_item.html"),
+    ),
+    (
+        "snippets/pagination.html",
+        include_str!("../templates/snippets/pagination.html"),
+    ),
+];
+
+/// The templates the pages render (each is loaded at start-up, so a broken theme is found
+/// then).
+pub(crate) const TEMPLATES: &[&str] = &[
+    "home.html",
+    "error.html",
+    "dataset/search.html",
+    "dataset/read.html",
+    "dataset/resource_read.html",
+    "organization/index.html",
+    "organization/read.html",
+    "group/index.html",
+    "group/read.html",
+];
+
+/// Messages the code passes to templates (facet titles, sort names, errors, activity types):
+/// what the catalogs must translate besides the templates' own.
+#[cfg(test)]
+pub(crate) const MESSAGES: &[&str] = &[
+    "Organizations",
+    "Groups",
+    "Tags",
+    "Formats",
+    "Licenses",
+    "Relevance",
+    "Name Ascending",
+    "Name Descending",
+    "Last Modified",
+    "Dataset not found",
+    "Resource not found",
+    "Organization not found",
+    "Group not found",
+    "Not authorized to see this page",
+    "The search query could not be understood.",
+    "The page could not be shown.",
+    "new package",
+    "changed package",
+    "deleted package",
+    "new resource view",
+    "changed resource view",
+    "deleted resource view",
+    "new organization",
+    "changed organization",
+    "deleted organization",
+    "new group",
+    "changed group",
+    "deleted group",
+];
+
+/// The facets of the search pages, with their titles.
+const FACETS: &[(&str, &str)] = &[
+    ("organization", "Organizations"),
+    ("groups", "Groups"),
+    ("tags", "Tags"),
+    ("res_format", "Formats"),
+    ("license_id", "Licenses"),
+];
+
+/// The sort orders offered (CKAN's), the first the default.
+const SORTS: &[(&str, &str)] = &[
+    ("score desc, metadata_modified desc", "Relevance"),
+    ("title_string asc", "Name Ascending"),
+    ("title_string desc", "Name Descending"),
+    ("metadata_modified desc", "Last Modified"),
+];
+
+/// Results per page of the search pages, and the deepest page offered.
+const ROWS: usize = 20;
+const MAX_PAGE: usize = 500;
+
+/// URLs per sitemap file (the protocol's limit).
+const SITEMAP_URLS: usize = 50_000;
+
+pub(crate) fn routes() -> Router<AppState> {
+    let mut r = Router::new()
+        .route("/robots.txt", get(robots))
+        .route("/sitemap.xml", get(sitemap_index))
+        .route("/sitemap/{file}", get(sitemap_file))
+        .route("/static/web/catalog.css", get(stylesheet));
+    let prefixes = std::iter::once(String::new()).chain(
+        i18n::LOCALES
+            .iter()
+            .filter(|l| l.code != "en")
+            .map(|l| format!("/{}", l.code)),
+    );
+    for p in prefixes {
+        r = r
+            .route(&format!("{p}/dataset/"), get(search))
+            .route(&format!("{p}/dataset"), get(search))
+            .route(
+                &format!("{p}/dataset/{{id}}/resource/{{resource_id}}"),
+                get(resource),
+            )
+            .route(&format!("{p}/organization/"), get(organizations))
+            .route(&format!("{p}/organization"), get(organizations))
+            .route(&format!("{p}/organization/{{id}}"), get(organization))
+            .route(&format!("{p}/group/"), get(groups))
+            .route(&format!("{p}/group"), get(groups))
+            .route(&format!("{p}/group/{{id}}"), get(group));
+        if !p.is_empty() {
+            r = r
+                .route(&format!("{p}/"), get(home_prefixed))
+                .route(&p, get(home_prefixed))
+                .route(&format!("{p}/dataset/{{id}}"), get(dataset_prefixed));
+        }
+    }
+    r
+}
+
+/// The web plugin's part of `/` and `/dataset/{file}`: the HTML page, after the DCAT plugin
+/// had its turn (order 100).
+pub(crate) struct SharedHtml {
+    pub(crate) path: &'static str,
+}
+
+#[async_trait]
+impl SharedPage for SharedHtml {
+    fn path(&self) -> &'static str {
+        self.path
+    }
+    fn order(&self) -> i32 {
+        100
+    }
+    async fn answer(&self, app: &AppState, req: &Parts) -> Option<Response> {
+        let visit = visit(app, &req.uri, &req.headers).await;
+        if self.path == "/" {
+            return Some(home(app, &visit, &req.headers).await);
+        }
+        let id = last_segment(&req.uri);
+        Some(dataset(app, &visit, &req.headers, &id).await)
+    }
+}
+
+/// The locale named by the path's first segment, if it names one of ours (not English, which
+/// has no prefix).
+fn prefix_locale(path: &str) -> Option<&'static Locale> {
+    let first = path.trim_start_matches('/').split('/').next()?;
+    i18n::LOCALES
+        .iter()
+        .find(|l| l.code != "en" && l.code == first)
+}
+
+async fn visit(app: &AppState, uri: &Uri, headers: &HeaderMap) -> Visit {
+    let path = uri.path();
+    let locale = prefix_locale(path);
+    let bare = match locale {
+        Some(l) => path[l.code.len() + 1..].to_string(),
+        None => path.to_string(),
+    };
+    let bare = if bare.is_empty() { "/".into() } else { bare };
+    let user = identify(app, headers).await;
+    Visit::new(app, locale, &bare, uri.query(), headers, user)
+}
+
+/// The path's last segment, percent-decoded.
+fn last_segment(uri: &Uri) -> String {
+    let raw = uri.path().rsplit('/').next().unwrap_or_default();
+    percent_encoding::percent_decode_str(raw)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+fn params(pairs: Value) -> Params {
+    match pairs {
+        Value::Object(m) => m.into_iter().collect(),
+        _ => Params::new(),
+    }
+}
+
+/// The error page for a failed action: 404 for what is missing or hidden (as CKAN: a private
+/// dataset is "not found" to whoever may not see it), else the action's status.
+fn error_page(
+    app: &AppState,
+    visit: &Visit,
+    headers: &HeaderMap,
+    e: &CkanError,
+    not_found: &str,
+) -> Response {
+    let (status, message) = match e.kind {
+        ErrorKind::NotFound | ErrorKind::Authorization => (StatusCode::NOT_FOUND, not_found),
+        ErrorKind::Validation | ErrorKind::SearchQuery => (
+            StatusCode::BAD_REQUEST,
+            "The search query could not be understood.",
+        ),
+        _ => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "The page could not be shown.",
+        ),
+    };
+    page(
+        app,
+        visit,
+        headers,
+        "error.html",
+        status,
+        json!({"status": status.as_u16(), "message": message}),
+        None,
+    )
+}
+
+async fn home_prefixed(
+    State(app): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    let visit = visit(&app, &uri, &headers).await;
+    home(&app, &visit, &headers).await
+}
+
+async fn dataset_prefixed(
+    State(app): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    let visit = visit(&app, &uri, &headers).await;
+    let id = last_segment(&uri);
+    dataset(&app, &visit, &headers, &id).await
+}
+
+/// `/`: the site's title, intro and logo, a search box, counts, recent datasets, the largest
+/// organizations and groups.
+async fn home(app: &AppState, visit: &Visit, headers: &HeaderMap) -> Response {
+    let mut ctx = visit.context(app);
+    let recent = ctx
+        .call(
+            "package_search",
+            params(json!({"rows": 5, "sort": "metadata_modified desc", "include_private": true})),
+        )
+        .await
+        .unwrap_or_else(|_| json!({"count": 0, "results": []}));
+    let orgs = ctx
+        .call(
+            "organization_list",
+            params(json!({"all_fields": true, "sort": "package_count", "limit": 3})),
+        )
+        .await
+        .unwrap_or_else(|_| json!([]));
+    let groups = ctx
+        .call(
+            "group_list",
+            params(json!({"all_fields": true, "sort": "package_count", "limit": 3})),
+        )
+        .await
+        .unwrap_or_else(|_| json!([]));
+    let org_count = ctx
+        .call("organization_list", Params::new())
+        .await
+        .ok()
+        .and_then(|v| v.as_array().map(Vec::len))
+        .unwrap_or_default();
+    let group_count = ctx
+        .call("group_list", Params::new())
+        .await
+        .ok()
+        .and_then(|v| v.as_array().map(Vec::len))
+        .unwrap_or_default();
+    page(
+        app,
+        visit,
+        headers,
+        "home.html",
+        StatusCode::OK,
+        json!({
+            "recent": recent["results"],
+            "dataset_count": recent["count"],
+            "organizations": orgs,
+            "groups": groups,
+            "organization_count": org_count,
+            "group_count": group_count,
+            "alternates": alternates(app, "/", "/", ""),
+        }),
+        None,
+    )
+}
+
+/// The page's other representations (the DCAT plugin's RDF), as the templates list them.
+fn alternates(app: &AppState, route: &str, path: &str, query: &str) -> Value {
+    page_alternates(app, route, path, query)
+        .into_iter()
+        .map(|(media, href)| json!({"type": media, "href": href}))
+        .collect()
+}
+
+/// A search filter term: `key:"value"` with the value's quotes and backslashes escaped.
+fn filter_term(key: &str, value: &str) -> String {
+    let escaped = value.replace('\\', "\\\\").replace('"', "\\\"");
+    format!("{key}:\"{escaped}\"")
+}
+
+/// Runs the search of a search page (`/dataset/`, an organization's or group's page): the
+/// query, the facet filters as sent, the sort (one of [`SORTS`]) and the page; `scope` is a
+/// filter the page adds (`owner_org:…`). The values for `snippets/search.html`, and the same
+/// search as the catalog endpoint's query string (`q`, `fq`).
+async fn run_search(
+    ctx: &mut ActionContext,
+    visit: &Visit,
+    scope: Option<String>,
+) -> (StatusCode, Value, String) {
+    let q = visit.param("q").unwrap_or_default().to_string();
+    let sort = visit
+        .param("sort")
+        .and_then(|s| SORTS.iter().find(|(k, _)| *k == s))
+        .unwrap_or(&SORTS[0])
+        .0;
+    let page_no = visit
+        .param("page")
+        .and_then(|p| p.parse::<usize>().ok())
+        .filter(|p| *p >= 1)
+        .unwrap_or(1)
+        .min(MAX_PAGE);
+    let mut fq: Vec<String> = scope.into_iter().collect();
+    let mut active = Vec::new();
+    for (key, value) in &visit.query {
+        if let Some((_, title)) = FACETS.iter().find(|(k, _)| *k == key.as_str()) {
+            if !value.is_empty() && active.len() < 20 {
+                fq.push(filter_term(key, value));
+                active.push(json!({"field": key, "title": title, "value": value}));
+            }
+        }
+    }
+    let mut catalog_query = Vec::new();
+    if !q.is_empty() {
+        catalog_query.push(("q".to_string(), q.clone()));
+    }
+    if !fq.is_empty() {
+        catalog_query.push(("fq".to_string(), fq.join(" ")));
+    }
+    let catalog_query = crate::render::query_string(&catalog_query)
+        .trim_start_matches('?')
+        .to_string();
+    let facet_fields: Vec<&str> = FACETS.iter().map(|(k, _)| *k).collect();
+    let result = ctx
+        .call(
+            "package_search",
+            params(json!({
+                "q": q,
+                "fq": fq.join(" "),
+                "sort": sort,
+                "rows": ROWS,
+                "start": (page_no - 1) * ROWS,
+                "facet.field": facet_fields,
+                "facet.limit": 10,
+                "include_private": true,
+            })),
+        )
+        .await;
+    let (status, result, error) = match result {
+        Ok(r) => (StatusCode::OK, r, None),
+        Err(e)
+            if matches!(
+                e.kind,
+                ErrorKind::Validation | ErrorKind::SearchQuery | ErrorKind::Search
+            ) =>
+        {
+            (
+                StatusCode::BAD_REQUEST,
+                json!({"count": 0, "results": [], "search_facets": {}}),
+                Some("The search query could not be understood."),
+            )
+        }
+        Err(_) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            json!({"count": 0, "results": [], "search_facets": {}}),
+            Some("The page could not be shown."),
+        ),
+    };
+    let count = result["count"].as_u64().unwrap_or_default() as usize;
+    let pages = count.div_ceil(ROWS).clamp(1, MAX_PAGE);
+    let facets: Vec<Value> = FACETS
+        .iter()
+        .map(|(key, title)| {
+            let items = result["search_facets"][key]["items"].clone();
+            let mut items: Vec<Value> = items.as_array().cloned().unwrap_or_default();
+            items.sort_by(|a, b| {
+                b["count"]
+                    .as_i64()
+                    .cmp(&a["count"].as_i64())
+                    .then(a["display_name"].as_str().cmp(&b["display_name"].as_str()))
+            });
+            for item in &mut items {
+                let name = item["name"].as_str().unwrap_or_default();
+                item["active"] = json!(visit
+                    .query
+                    .iter()
+                    .any(|(k, v)| k.as_str() == *key && v.as_str() == name));
+            }
+            json!({"field": key, "title": title, "items": items})
+        })
+        .collect();
+    let sorts: Vec<Value> = SORTS
+        .iter()
+        .map(|(value, title)| json!({"value": value, "title": title, "selected": *value == sort}))
+        .collect();
+    (
+        status,
+        json!({
+            "q": q,
+            "count": count,
+            "results": result["results"],
+            "facets": facets,
+            "active": active,
+            "sorts": sorts,
+            "page_no": page_no,
+            "pages": pages,
+            "page_numbers": page_numbers(page_no, pages),
+            "error": error,
+        }),
+        catalog_query,
+    )
+}
+
+/// The page numbers a pagination shows: the first, the last, and two either side of the
+/// current page, with `null` for a gap.
+fn page_numbers(current: usize, pages: usize) -> Vec<Option<usize>> {
+    let mut out = Vec::new();
+    let mut last = 0;
+    for n in 1..=pages {
+        if n == 1 || n == pages || n.abs_diff(current) <= 2 {
+            if last != 0 && n > last + 1 {
+                out.push(None);
+            }
+            out.push(Some(n));
+            last = n;
+        }
+    }
+    out
+}
+
+/// `/dataset/`: search with facets, active filters, sort and pages.
+async fn search(
+    State(app): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    let visit = visit(&app, &uri, &headers).await;
+    let mut ctx = visit.context(&app);
+    let (status, mut values, catalog_query) = run_search(&mut ctx, &visit, None).await;
+    values["alternates"] = alternates(&app, "/", "/", &catalog_query);
+    page(
+        &app,
+        &visit,
+        &headers,
+        "dataset/search.html",
+        status,
+        values,
+        None,
+    )
+}
+
+/// Text safe inside `<script>`: JSON with `<`, `>` and `&` written as escapes.
+fn script_safe(json: &str) -> String {
+    json.replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+}
+
+/// `/dataset/<name or id>`.
+async fn dataset(app: &AppState, visit: &Visit, headers: &HeaderMap, id: &str) -> Response {
+    let mut ctx = visit.context(app);
+    let d = match ctx.call("package_show", params(json!({"id": id}))).await {
+        Ok(d) => d,
+        Err(e) => return error_page(app, visit, headers, &e, "Dataset not found"),
+    };
+    let name = d["name"].as_str().unwrap_or_default().to_string();
+    let notes = d["notes"].as_str().unwrap_or_default().to_string();
+    let site = app.config.site_url().to_string();
+    let notes_html = catalog_framework::markdown::render_off_thread(notes, site.clone())
+        .await
+        .unwrap_or_default();
+    let activity = if ctx.has_action("package_activity_list") {
+        ctx.call(
+            "package_activity_list",
+            params(json!({"id": d["id"], "limit": 10})),
+        )
+        .await
+        .unwrap_or_else(|_| json!([]))
+    } else {
+        json!([])
+    };
+    let jsonld = if ctx.has_action("dcat_dataset_show") {
+        ctx.call(
+            "dcat_dataset_show",
+            params(json!({"id": d["id"], "_format": "jsonld", "profiles": "schemaorg"})),
+        )
+        .await
+        .ok()
+        .and_then(|v| v.as_str().map(script_safe))
+    } else {
+        None
+    };
+    let alternates = alternates(app, "/dataset/{file}", &format!("/dataset/{name}"), "");
+    let modified = d["metadata_modified"].as_str().map(str::to_string);
+    page(
+        app,
+        visit,
+        headers,
+        "dataset/read.html",
+        StatusCode::OK,
+        json!({
+            "pkg": d,
+            "notes_html": notes_html,
+            "activity": activity,
+            "alternates": alternates,
+            "jsonld": jsonld,
+            "canonical": format!("{site}/dataset/{name}"),
+        }),
+        modified.as_deref(),
+    )
+}
+
+/// `/dataset/<id>/resource/<resource id>`: the resource's metadata, download link and views.
+async fn resource(
+    State(app): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    let visit = visit(&app, &uri, &headers).await;
+    let segments: Vec<String> = uri
+        .path()
+        .split('/')
+        .map(|s| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned()
+        })
+        .collect();
+    let (id, rid) = match segments.as_slice() {
+        [.., id, _, rid] => (id.clone(), rid.clone()),
+        _ => (String::new(), String::new()),
+    };
+    let mut ctx = visit.context(&app);
+    let d = match ctx.call("package_show", params(json!({"id": id}))).await {
+        Ok(d) => d,
+        Err(e) => return error_page(&app, &visit, &headers, &e, "Dataset not found"),
+    };
+    let Some(res) = d["resources"]
+        .as_array()
+        .and_then(|rs| rs.iter().find(|r| r["id"] == rid.as_str()))
+        .cloned()
+    else {
+        let e = not_found("Resource not found");
+        return error_page(&app, &visit, &headers, &e, "Resource not found");
+    };
+    let views = if ctx.has_action("resource_view_list") {
+        ctx.call("resource_view_list", params(json!({"id": rid})))
+            .await
+            .unwrap_or_else(|_| json!([]))
+    } else {
+        json!([])
+    };
+    let description = res["description"].as_str().unwrap_or_default().to_string();
+    let description_html = catalog_framework::markdown::render_off_thread(
+        description,
+        app.config.site_url().to_string(),
+    )
+    .await
+    .unwrap_or_default();
+    let modified = d["metadata_modified"].as_str().map(str::to_string);
+    page(
+        &app,
+        &visit,
+        &headers,
+        "dataset/resource_read.html",
+        StatusCode::OK,
+        json!({"pkg": d, "res": res, "views": views, "description_html": description_html}),
+        modified.as_deref(),
+    )
+}
+
+/// The list pages of organizations and groups: `q`, `sort` (name or size) and pages of 20.
+async fn group_list_page(
+    app: &AppState,
+    uri: &Uri,
+    headers: &HeaderMap,
+    organizations: bool,
+) -> Response {
+    let visit = visit(app, uri, headers).await;
+    let mut ctx = visit.context(app);
+    let q = visit.param("q").unwrap_or_default().to_string();
+    let sort = match visit.param("sort") {
+        Some("package_count") => "package_count",
+        _ => "title asc",
+    };
+    let page_no = visit
+        .param("page")
+        .and_then(|p| p.parse::<usize>().ok())
+        .filter(|p| *p >= 1)
+        .unwrap_or(1)
+        .min(MAX_PAGE);
+    let action = if organizations {
+        "organization_list"
+    } else {
+        "group_list"
+    };
+    let items = ctx
+        .call(
+            action,
+            params(json!({
+                "all_fields": true, "q": q, "sort": sort,
+                "limit": ROWS + 1, "offset": (page_no - 1) * ROWS,
+            })),
+        )
+        .await
+        .unwrap_or_else(|_| json!([]));
+    let mut items = items.as_array().cloned().unwrap_or_default();
+    let more = items.len() > ROWS;
+    items.truncate(ROWS);
+    let template = if organizations {
+        "organization/index.html"
+    } else {
+        "group/index.html"
+    };
+    page(
+        app,
+        &visit,
+        headers,
+        template,
+        StatusCode::OK,
+        json!({"items": items, "q": q, "sort": sort, "page_no": page_no, "more": more}),
+        None,
+    )
+}
+
+async fn organizations(
+    State(app): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    group_list_page(&app, &uri, &headers, true).await
+}
+
+async fn groups(
+    State(app): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    group_list_page(&app, &uri, &headers, false).await
+}
+
+/// An organization's or group's page: its description and the dataset search scoped to it.
+async fn group_page(
+    app: &AppState,
+    uri: &Uri,
+    headers: &HeaderMap,
+    organization: bool,
+) -> Response {
+    let visit = visit(app, uri, headers).await;
+    let mut ctx = visit.context(app);
+    let id = last_segment(uri);
+    let (action, missing) = if organization {
+        ("organization_show", "Organization not found")
+    } else {
+        ("group_show", "Group not found")
+    };
+    let g = match ctx
+        .call(action, params(json!({"id": id, "include_datasets": false})))
+        .await
+    {
+        Ok(g) => g,
+        Err(e) => return error_page(app, &visit, headers, &e, missing),
+    };
+    let scope = if organization {
+        filter_term("owner_org", g["id"].as_str().unwrap_or_default())
+    } else {
+        filter_term("groups", g["name"].as_str().unwrap_or_default())
+    };
+    let (status, mut values, _) = run_search(&mut ctx, &visit, Some(scope)).await;
+    let description = g["description"].as_str().unwrap_or_default().to_string();
+    values["description_html"] = json!(catalog_framework::markdown::render_off_thread(
+        description,
+        app.config.site_url().to_string()
+    )
+    .await
+    .unwrap_or_default());
+    values["group"] = g;
+    let template = if organization {
+        "organization/read.html"
+    } else {
+        "group/read.html"
+    };
+    page(app, &visit, headers, template, status, values, None)
+}
+
+async fn organization(
+    State(app): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    group_page(&app, &uri, &headers, true).await
+}
+
+async fn group(
+    State(app): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    group_page(&app, &uri, &headers, false).await
+}
+
+/// `/robots.txt`: everything may be crawled but the API and the search page's endless
+/// query combinations; the sitemap named.
+async fn robots(State(app): State<AppState>) -> Response {
+    let body = format!(
+        "User-agent: *\nDisallow: /api/\nDisallow: /dataset/?\nDisallow: /*/dataset/?\n\nSitemap: {}/sitemap.xml\n",
+        app.config.site_url()
+    );
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        body,
+    )
+        .into_response()
+}
+
+/// The number of public datasets, as an anonymous visitor's search counts them.
+async fn public_count(app: &AppState) -> CkanResult<usize> {
+    let mut ctx = ActionContext::new(app.clone(), None);
+    let r = ctx
+        .call("package_search", params(json!({"rows": 0})))
+        .await?;
+    Ok(r["count"].as_u64().unwrap_or_default() as usize)
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// `/sitemap.xml`: a sitemap index, one file per 50,000 public datasets.
+async fn sitemap_index(State(app): State<AppState>, headers: HeaderMap) -> Response {
+    let count = match public_count(&app).await {
+        Ok(c) => c,
+        Err(_) => return (StatusCode::SERVICE_UNAVAILABLE, "Try again later").into_response(),
+    };
+    let site = xml_escape(app.config.site_url());
+    let mut body = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
+    );
+    for n in 1..=count.div_ceil(SITEMAP_URLS).max(1) {
+        body.push_str(&format!(
+            "<sitemap><loc>{site}/sitemap/datasets-{n}.xml</loc></sitemap>\n"
+        ));
+    }
+    body.push_str("</sitemapindex>\n");
+    respond(
+        &headers,
+        StatusCode::OK,
+        "application/xml; charset=utf-8",
+        body,
+        None,
+    )
+}
+
+/// `/sitemap/datasets-<n>.xml`: the n-th 50,000 public datasets by name, with their
+/// modification dates.
+async fn sitemap_file(
+    State(app): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    let n = last_segment(&uri)
+        .strip_prefix("datasets-")
+        .and_then(|r| r.strip_suffix(".xml"))
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|n| *n >= 1 && *n <= 10_000);
+    let Some(n) = n else {
+        return (StatusCode::NOT_FOUND, "Not found").into_response();
+    };
+    let site = xml_escape(app.config.site_url());
+    let mut ctx = ActionContext::new(app.clone(), None);
+    let mut body = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
+    );
+    let first = (n - 1) * SITEMAP_URLS;
+    let mut start = first;
+    while start < first + SITEMAP_URLS {
+        let r = ctx
+            .call(
+                "package_search",
+                params(json!({
+                    "rows": 1000, "start": start, "sort": "name asc",
+                    "fl": "name,metadata_modified",
+                })),
+            )
+            .await;
+        let Ok(r) = r else {
+            return (StatusCode::SERVICE_UNAVAILABLE, "Try again later").into_response();
+        };
+        let rows = r["results"].as_array().cloned().unwrap_or_default();
+        for d in &rows {
+            let name = d["name"].as_str().unwrap_or_default();
+            let modified: String = d["metadata_modified"]
+                .as_str()
+                .unwrap_or_default()
+                .chars()
+                .take(10)
+                .collect();
+            body.push_str(&format!(
+                "<url><loc>{site}/dataset/{}</loc><lastmod>{}</lastmod></url>\n",
+                xml_escape(name),
+                xml_escape(&modified)
+            ));
+        }
+        if rows.len() < 1000 {
+            break;
+        }
+        start += 1000;
+    }
+    body.push_str("</urlset>\n");
+    respond(
+        &headers,
+        StatusCode::OK,
+        "application/xml; charset=utf-8",
+        body,
+        None,
+    )
+}
+
+/// The one stylesheet.
+async fn stylesheet(headers: HeaderMap) -> Response {
+    let mut r = respond(
+        &headers,
+        StatusCode::OK,
+        "text/css; charset=utf-8",
+        include_str!("../static/catalog.css").to_string(),
+        None,
+    );
+    r.headers_mut().insert(
+        header::CACHE_CONTROL,
+        axum::http::HeaderValue::from_static("public, max-age=3600"),
+    );
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pagination_shows_ends_and_neighbours() {
+        let shown = |c, p| {
+            page_numbers(c, p)
+                .into_iter()
+                .map(|n| n.map_or("…".to_string(), |n| n.to_string()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(shown(1, 1), "1");
+        assert_eq!(shown(5, 10), "1 … 3 4 5 6 7 … 10");
+        assert_eq!(shown(1, 4), "1 2 3 4");
+    }
+
+    #[test]
+    fn filters_and_scripts_are_escaped() {
+        assert_eq!(
+            filter_term("tags", "a \"b\" \\c"),
+            "tags:\"a \\\"b\\\" \\\\c\""
+        );
+        assert_eq!(
+            script_safe("{\"x\":\"</script><!--&\"}"),
+            "{\"x\":\"\\u003c/script\\u003e\\u003c!--\\u0026\"}"
+        );
+    }
+}

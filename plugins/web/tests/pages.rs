@@ -1,0 +1,412 @@
+//! The web pages over HTTP, on SQLite and PostgreSQL: what a visitor sees, in which language,
+//! what stays hidden, what crawlers get, caching, and hostile query strings.
+
+use catalog_plugin_activity as _;
+use catalog_plugin_auth as _;
+use catalog_plugin_core as _;
+use catalog_plugin_dcat as _;
+use catalog_plugin_schema as _;
+use catalog_plugin_search_postgres as _;
+use catalog_plugin_search_tantivy as _;
+use catalog_plugin_views as _;
+use catalog_plugin_web as _;
+
+use catalog_host::testkit::{stores, StoreKind, TestServer};
+use reqwest::header::{ACCEPT, ACCEPT_LANGUAGE, ETAG, IF_NONE_MATCH, LAST_MODIFIED};
+use reqwest::StatusCode;
+use serde_json::json;
+
+async fn server(kind: StoreKind) -> TestServer {
+    let s = TestServer::start(kind, "admin", |config| {
+        config
+            .catalogext
+            .values
+            .insert("dcat".into(), json!({"enable_content_negotiation": true}));
+    })
+    .await;
+    s.ok(
+        "organization_create",
+        json!({"name": "water-board", "title": "Water Board", "description": "We measure *rivers*."}),
+    )
+    .await;
+    s.ok(
+        "group_create",
+        json!({"name": "environment", "title": "Environment"}),
+    )
+    .await;
+    s.ok(
+        "package_create",
+        json!({
+            "name": "river-levels", "title": "River levels </script><b>bold</b>",
+            "owner_org": "water-board",
+            "notes": "Daily **levels**.\n\n<script>alert(1)</script>\n\n[bad](javascript:alert(1))",
+            "tags": [{"name": "water"}, {"name": "rivers"}],
+            "groups": [{"name": "environment"}],
+            "license_id": "cc-by",
+            "extras": [{"key": "frequency", "value": "daily"}],
+            "resources": [
+                {"name": "Levels CSV", "url": "http://example.org/levels.csv", "format": "CSV", "size": 2048},
+                {"name": "Chart", "url": "http://example.org/chart.png", "format": "PNG"},
+            ],
+        }),
+    )
+    .await;
+    s.ok(
+        "package_create",
+        json!({"name": "air-quality", "title": "Air quality", "owner_org": "water-board",
+               "tags": [{"name": "air"}], "resources": [{"url": "http://example.org/a.json", "format": "JSON"}]}),
+    )
+    .await;
+    s.ok(
+        "package_create",
+        json!({"name": "secret-plans", "title": "Secret plans", "owner_org": "water-board", "private": true}),
+    )
+    .await;
+    s
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+async fn get(s: &TestServer, path: &str) -> (StatusCode, String) {
+    let r = client()
+        .get(format!("{}{path}", s.base_url))
+        .send()
+        .await
+        .unwrap();
+    let status = r.status();
+    (status, r.text().await.unwrap())
+}
+
+async fn get_with(s: &TestServer, path: &str, header: (&str, &str)) -> (StatusCode, String) {
+    let r = client()
+        .get(format!("{}{path}", s.base_url))
+        .header(header.0, header.1)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status();
+    (status, r.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn home_and_search_pages() {
+    for kind in stores().await {
+        let s = server(kind).await;
+        let (status, home) = get(&s, "/").await;
+        assert_eq!(status, StatusCode::OK, "{kind}");
+        assert!(
+            home.contains("<html lang=\"en\" dir=\"ltr\">"),
+            "{kind}: {home}"
+        );
+        assert!(home.contains("<main id=\"content\">") && home.matches("<main").count() == 1);
+        assert!(home.contains("href=\"#content\""), "a skip link");
+        assert!(
+            home.contains(&format!(
+                "rel=\"alternate\" type=\"text/turtle\" href=\"{}/catalog.ttl\"",
+                s.base_url
+            )),
+            "{home}"
+        );
+        assert!(
+            home.contains("<strong>2</strong> Datasets"),
+            "{kind}: anonymous counts public datasets: {home}"
+        );
+        assert!(!home.contains("Secret plans"), "{kind}");
+
+        // The search page: a facet filter, its counts, a sort, the result count.
+        let (status, page) = get(&s, "/dataset/?tags=water&sort=title_string+asc").await;
+        assert_eq!(status, StatusCode::OK, "{kind}");
+        assert!(page.contains("1 datasets found"), "{kind}: {page}");
+        assert!(page.contains("/dataset/river-levels"), "{kind}");
+        assert!(
+            !page.contains("/dataset/air-quality\""),
+            "{kind}: filtered out"
+        );
+        assert!(
+            page.contains("<option value=\"title_string asc\" selected>"),
+            "{kind}"
+        );
+        assert!(
+            page.contains("href=\"?sort=title_string+asc\""),
+            "{kind}: the filter's remove link: {page}"
+        );
+        let (_, all) = get(&s, "/dataset/").await;
+        assert!(all.contains("2 datasets found"), "{kind}: {all}");
+        assert!(
+            all.contains("?tags=water\">water (1)</a>"),
+            "{kind}: a facet link with its count: {all}"
+        );
+        assert!(
+            all.contains("Water Board (2)"),
+            "{kind}: organization facet by display name"
+        );
+        assert!(
+            !all.contains("secret-plans"),
+            "{kind}: private hidden from the anonymous"
+        );
+        assert!(all.contains("/catalog.ttl\""), "{kind}");
+        let (_, filtered) = get(&s, "/dataset/?q=levels&tags=water").await;
+        assert!(
+            filtered.contains("/catalog.ttl?q=levels&amp;fq=tags%3A%22water%22\""),
+            "{kind}: the catalog's RDF with the same search: {filtered}"
+        );
+
+        // The sysadmin (by API token, as a script would) sees the private dataset.
+        let token = s.token("admin", "web").await;
+        let (_, mine) = get_with(&s, "/dataset/", ("Authorization", &token)).await;
+        assert!(mine.contains("/dataset/secret-plans"), "{kind}");
+        assert!(mine.contains("3 datasets found"), "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn the_dataset_page() {
+    for kind in stores().await {
+        let s = server(kind).await;
+        let r = client()
+            .get(format!("{}/dataset/river-levels", s.base_url))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "{kind}");
+        let etag = r.headers()[ETAG].to_str().unwrap().to_string();
+        assert!(r.headers().contains_key(LAST_MODIFIED), "{kind}");
+        let page = r.text().await.unwrap();
+        // Escaped title, sanitised Markdown, no live script.
+        assert!(
+            page.contains("River levels &lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;"),
+            "{kind}: {page}"
+        );
+        assert!(page.contains("<strong>levels</strong>"), "{kind}");
+        assert!(!page.contains("<script>alert"), "{kind}");
+        assert!(!page.contains("href=\"javascript:"), "{kind}");
+        // Resources, tags, extras, organization, groups, license.
+        assert!(
+            page.contains("Levels CSV") && page.contains("2.0 KiB"),
+            "{kind}"
+        );
+        assert!(
+            page.contains("href=\"http://example.org/levels.csv\""),
+            "{kind}"
+        );
+        assert!(page.contains("/dataset/?tags=water"), "{kind}");
+        assert!(
+            page.contains("frequency") && page.contains("daily"),
+            "{kind}"
+        );
+        assert!(page.contains("/organization/water-board") && page.contains("/group/environment"));
+        // RDF links, canonical, and schema.org JSON-LD that cannot close its script.
+        assert!(
+            page.contains(&format!("href=\"{}/dataset/river-levels.ttl\"", s.base_url)),
+            "{kind}"
+        );
+        assert!(page.contains(&format!(
+            "<link rel=\"canonical\" href=\"{}/dataset/river-levels\">",
+            s.base_url
+        )));
+        let start = page
+            .find("<script type=\"application/ld+json\">")
+            .expect("JSON-LD")
+            + 35;
+        let end = start + page[start..].find("</script>").unwrap();
+        let jsonld: serde_json::Value =
+            serde_json::from_str(&page[start..end]).expect("JSON-LD parses");
+        assert!(
+            jsonld
+                .to_string()
+                .contains("River levels </script><b>bold</b>"),
+            "{kind}: {jsonld}"
+        );
+        assert!(page[start..end].contains("\\u003c/script\\u003e"));
+        // Not changed: 304.
+        let again = client()
+            .get(format!("{}/dataset/river-levels", s.base_url))
+            .header(IF_NONE_MATCH, &etag)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(again.status(), StatusCode::NOT_MODIFIED, "{kind}");
+        // RDF is still served on the same path, by extension and by Accept.
+        let (status, ttl) = get(&s, "/dataset/river-levels.ttl").await;
+        assert_eq!(status, StatusCode::OK, "{kind}");
+        assert!(ttl.contains("dcat:Dataset"), "{kind}: {ttl}");
+        let (status, ttl) = get_with(
+            &s,
+            "/dataset/river-levels",
+            (ACCEPT.as_str(), "text/turtle"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(ttl.contains("dcat:Dataset"), "{kind}: {ttl}");
+        let (status, html) =
+            get_with(&s, "/dataset/river-levels", (ACCEPT.as_str(), "text/html")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(html.contains("<h1>River levels"), "{kind}");
+        let (_, catalog) = get_with(&s, "/", (ACCEPT.as_str(), "text/turtle")).await;
+        assert!(
+            catalog.contains("dcat:Catalog"),
+            "{kind}: the catalog by negotiation on /"
+        );
+        // Private: a 404 page to the anonymous, the page to the sysadmin.
+        let (status, hidden) = get(&s, "/dataset/secret-plans").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{kind}");
+        assert!(
+            hidden.contains("Dataset not found") && !hidden.contains("Secret plans"),
+            "{kind}"
+        );
+        let token = s.token("admin", "web").await;
+        let (status, shown) =
+            get_with(&s, "/dataset/secret-plans", ("Authorization", &token)).await;
+        assert_eq!(status, StatusCode::OK, "{kind}");
+        assert!(
+            shown.contains("Secret plans") && shown.contains("Private"),
+            "{kind}"
+        );
+        let (status, _) = get(&s, "/dataset/no-such-thing").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn resource_organization_and_group_pages() {
+    for kind in stores().await {
+        let s = server(kind).await;
+        let d = s.ok("package_show", json!({"id": "river-levels"})).await;
+        let rid = d["resources"][1]["id"].as_str().unwrap().to_string();
+        let (status, page) = get(&s, &format!("/dataset/river-levels/resource/{rid}")).await;
+        assert_eq!(status, StatusCode::OK, "{kind}");
+        assert!(page.contains("<h1>Chart</h1>"), "{kind}: {page}");
+        assert!(
+            page.contains("<img src=\"http://example.org/chart.png\""),
+            "{kind}: the default image view: {page}"
+        );
+        let (status, _) = get(&s, "/dataset/river-levels/resource/not-a-resource").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{kind}");
+        let (status, _) = get(&s, &format!("/dataset/air-quality/resource/{rid}")).await;
+        assert_eq!(
+            status,
+            StatusCode::NOT_FOUND,
+            "{kind}: a resource of another dataset"
+        );
+
+        let (_, orgs) = get(&s, "/organization/").await;
+        assert!(
+            orgs.contains("/organization/water-board") && orgs.contains("2 datasets"),
+            "{kind}: {orgs}"
+        );
+        let (status, org) = get(&s, "/organization/water-board?tags=air").await;
+        assert_eq!(status, StatusCode::OK, "{kind}");
+        assert!(
+            org.contains("<em>rivers</em>"),
+            "{kind}: the description as Markdown"
+        );
+        assert!(
+            org.contains("1 datasets found") && org.contains("/dataset/air-quality"),
+            "{kind}: {org}"
+        );
+        let (_, group) = get(&s, "/group/environment").await;
+        assert!(
+            group.contains("1 datasets found") && group.contains("/dataset/river-levels"),
+            "{kind}"
+        );
+        let (status, _) = get(&s, "/group/nope").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn languages_by_prefix_and_header() {
+    for kind in stores().await {
+        let s = server(kind).await;
+        let (status, de) = get(&s, "/de/dataset/").await;
+        assert_eq!(status, StatusCode::OK, "{kind}");
+        assert!(de.contains("<html lang=\"de\" dir=\"ltr\">"), "{kind}");
+        assert!(
+            de.contains("Datensätze") && de.contains("Organisationen"),
+            "{kind}: {de}"
+        );
+        assert!(
+            de.contains("href=\"/de/dataset/river-levels\""),
+            "{kind}: links keep the prefix"
+        );
+        let (_, by_header) = get_with(&s, "/", (ACCEPT_LANGUAGE.as_str(), "fr, de-AT;q=0.9")).await;
+        assert!(by_header.contains("lang=\"de\"") && by_header.contains("Zum Inhalt springen"));
+        let (status, page) = get(&s, "/de/dataset/river-levels").await;
+        assert_eq!(status, StatusCode::OK, "{kind}");
+        assert!(page.contains("Daten und Ressourcen"), "{kind}");
+        let (_, rtl) = get(&s, "/ar/").await;
+        assert!(rtl.contains("<html lang=\"ar\" dir=\"rtl\">"), "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn robots_and_sitemap_list_public_datasets_only() {
+    for kind in stores().await {
+        let s = server(kind).await;
+        let (_, robots) = get(&s, "/robots.txt").await;
+        assert!(
+            robots.contains(&format!("Sitemap: {}/sitemap.xml", s.base_url)),
+            "{kind}"
+        );
+        let (_, index) = get(&s, "/sitemap.xml").await;
+        assert!(
+            index.contains("/sitemap/datasets-1.xml") && !index.contains("datasets-2"),
+            "{kind}: {index}"
+        );
+        let (status, urls) = get(&s, "/sitemap/datasets-1.xml").await;
+        assert_eq!(status, StatusCode::OK, "{kind}");
+        assert!(
+            urls.contains("/dataset/river-levels</loc>")
+                && urls.contains("/dataset/air-quality</loc>")
+        );
+        assert!(!urls.contains("secret-plans"), "{kind}");
+        let (status, _) = get(&s, "/sitemap/datasets-0.xml").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn hostile_query_strings_get_pages_not_errors() {
+    for kind in stores().await {
+        let s = server(kind).await;
+        let long = "x".repeat(20_000);
+        let paths = [
+            "/dataset/?q=title:(((((".to_string(),
+            "/dataset/?q=%00%01&tags=%00".to_string(),
+            "/dataset/?page=-1&sort=drop+table".to_string(),
+            "/dataset/?page=99999999999999999999999".to_string(),
+            format!("/dataset/?q={long}&tags={long}"),
+            "/dataset/?tags=%22%5C%22&organization=%3Cscript%3Ealert(1)%3C/script%3E".to_string(),
+            "/organization/?q=%3Cb%3E&page=abc".to_string(),
+            "/dataset/%3Cscript%3E".to_string(),
+            "/dataset/river-levels/resource/%00".to_string(),
+            "/de/group/%22%3E%3Cx".to_string(),
+        ];
+        for p in &paths {
+            let (status, body) = get(&s, p).await;
+            assert!(status.as_u16() < 500, "{kind} {p}: {status}");
+            assert!(
+                !body.contains("<script>alert"),
+                "{kind} {p}: unescaped markup"
+            );
+            assert!(
+                !body.contains("<b>") || p.contains("river-levels"),
+                "{kind} {p}"
+            );
+        }
+        // Nothing changed.
+        assert_eq!(
+            s.ok("package_list", json!({}))
+                .await
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+    }
+}

@@ -202,10 +202,10 @@ pub async fn serve(listener: TcpListener, router: Router, limits: ServerLimits) 
         "server limits"
     );
     loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => {
+        let (stream, peer) = match listener.accept().await {
+            Ok((stream, peer)) => {
                 exhausted.end(|| tracing::info!("file descriptors available again"));
-                stream
+                (stream, peer)
             }
             Err(e) if is_descriptor_exhaustion(&e) => {
                 exhausted.start(|| {
@@ -236,7 +236,7 @@ pub async fn serve(listener: TcpListener, router: Router, limits: ServerLimits) 
         let router = router.clone();
         let limits = limits.clone();
         tokio::spawn(async move {
-            serve_connection(stream, router, state, &limits).await;
+            serve_connection(stream, peer, router, state, &limits).await;
             conns.remove(id);
         });
     }
@@ -244,6 +244,7 @@ pub async fn serve(listener: TcpListener, router: Router, limits: ServerLimits) 
 
 async fn serve_connection(
     stream: TcpStream,
+    peer: std::net::SocketAddr,
     router: Router,
     state: Arc<ConnState>,
     limits: &ServerLimits,
@@ -261,8 +262,12 @@ async fn serve_connection(
         let guard = InFlight(state);
         let router = router.clone();
         async move {
+            // The peer's address, for handlers that limit by it (failed logins).
+            let mut req = req.map(Body::new);
+            req.extensions_mut()
+                .insert(axum::extract::ConnectInfo(peer));
             let mut resp = router
-                .oneshot(req.map(Body::new))
+                .oneshot(req)
                 .await
                 .unwrap_or_else(|never: Infallible| match never {});
             if !resp.headers().contains_key(header::CONTENT_TYPE) {

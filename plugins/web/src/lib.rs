@@ -12,7 +12,9 @@
 mod i18n;
 mod pages;
 mod render;
+mod session;
 pub mod templates;
+mod user;
 
 use std::sync::Arc;
 
@@ -27,9 +29,23 @@ pub mod __private {
 pub struct Web {
     env: minijinja::Environment<'static>,
     layers: Arc<templates::Layers>,
+    sessions: std::sync::OnceLock<session::Sessions>,
 }
 
 impl Web {
+    /// The session secret and login limits, set up on first use (the secret may live in the
+    /// data directory, which the app knows).
+    fn sessions(&self, app: &AppState) -> &session::Sessions {
+        self.sessions.get_or_init(|| {
+            session::Sessions::load(&app.config, &app.data_dir).unwrap_or_else(|e| {
+                tracing::warn!(
+                    "web sessions: {e:#}; using a secret of this process only (sessions end at restart)"
+                );
+                session::Sessions::ephemeral(&app.config)
+            })
+        })
+    }
+
     /// The template layers from the top down (the operator's folders, then the sets by
     /// priority): what `status` and the tests report.
     pub fn layers(&self) -> Vec<&str> {
@@ -59,7 +75,11 @@ impl Plugin for WebPlugin {
             env.get_template(name)
                 .map_err(|e| anyhow::anyhow!("web template {name}: {e:#}"))?;
         }
-        setup.insert(Web { env, layers });
+        setup.insert(Web {
+            env,
+            layers,
+            sessions: std::sync::OnceLock::new(),
+        });
         Ok(())
     }
     fn summary(&self, registry: &Registry) -> Vec<(&'static str, Value)> {

@@ -15,6 +15,18 @@ use crate::render::{page, respond, Visit};
 /// The built-in template set (layer 0).
 pub(crate) const BUILT_IN: &[(&str, &str)] = &[
     ("base.html", include_str!("../templates/base.html")),
+    (
+        "user/login.html",
+        include_str!("../templates/user/login.html"),
+    ),
+    (
+        "user/read.html",
+        include_str!("../templates/user/read.html"),
+    ),
+    (
+        "user/api_tokens.html",
+        include_str!("../templates/user/api_tokens.html"),
+    ),
     ("home.html", include_str!("../templates/home.html")),
     ("error.html", include_str!("../templates/error.html")),
     (
@@ -63,6 +75,9 @@ pub(crate) const BUILT_IN: &[(&str, &str)] = &[
 /// then).
 pub(crate) const TEMPLATES: &[&str] = &[
     "home.html",
+    "user/login.html",
+    "user/read.html",
+    "user/api_tokens.html",
     "error.html",
     "dataset/search.html",
     "dataset/read.html",
@@ -93,6 +108,10 @@ pub(crate) const MESSAGES: &[&str] = &[
     "Not authorized to see this page",
     "The search query could not be understood.",
     "The page could not be shown.",
+    "User not found",
+    "Login failed. Bad username or password.",
+    "Too many failed logins: try again in 15 minutes.",
+    "The form has expired: please send it again.",
     "new package",
     "changed package",
     "deleted package",
@@ -132,7 +151,7 @@ const MAX_PAGE: usize = 500;
 const SITEMAP_URLS: usize = 50_000;
 
 pub(crate) fn routes() -> Router<AppState> {
-    let mut r = Router::new()
+    let mut r = crate::user::routes(Router::new())
         .route("/robots.txt", get(robots))
         .route("/sitemap.xml", get(sitemap_index))
         .route("/sitemap/{file}", get(sitemap_file))
@@ -200,7 +219,7 @@ fn prefix_locale(path: &str) -> Option<&'static Locale> {
         .find(|l| l.code != "en" && l.code == first)
 }
 
-async fn visit(app: &AppState, uri: &Uri, headers: &HeaderMap) -> Visit {
+pub(crate) async fn visit(app: &AppState, uri: &Uri, headers: &HeaderMap) -> Visit {
     let path = uri.path();
     let locale = prefix_locale(path);
     let bare = match locale {
@@ -208,19 +227,39 @@ async fn visit(app: &AppState, uri: &Uri, headers: &HeaderMap) -> Visit {
         None => path.to_string(),
     };
     let bare = if bare.is_empty() { "/".into() } else { bare };
-    let user = identify(app, headers).await;
+    let user = match identify(app, headers).await {
+        Some(u) => Some(u),
+        None => session_user(app, headers).await,
+    };
     Visit::new(app, locale, &bare, uri.query(), headers, user)
 }
 
+/// The user of a valid session cookie, while that user is active.
+async fn session_user(app: &AppState, headers: &HeaderMap) -> Option<Principal> {
+    let web = app.extension::<crate::Web>()?;
+    let id = web.sessions(app).session_user(headers)?;
+    let mut ctx = ActionContext::new(app.clone(), None);
+    let row = ctx.user_row(&id).await.ok()??;
+    if row.state != "active" {
+        return None;
+    }
+    Some(Principal {
+        id: row.id,
+        name: row.name,
+        sysadmin: row.sysadmin,
+        state: row.state,
+    })
+}
+
 /// The path's last segment, percent-decoded.
-fn last_segment(uri: &Uri) -> String {
+pub(crate) fn last_segment(uri: &Uri) -> String {
     let raw = uri.path().rsplit('/').next().unwrap_or_default();
     percent_encoding::percent_decode_str(raw)
         .decode_utf8_lossy()
         .into_owned()
 }
 
-fn params(pairs: Value) -> Params {
+pub(crate) fn params(pairs: Value) -> Params {
     match pairs {
         Value::Object(m) => m.into_iter().collect(),
         _ => Params::new(),
@@ -229,7 +268,7 @@ fn params(pairs: Value) -> Params {
 
 /// The error page for a failed action: 404 for what is missing or hidden (as CKAN: a private
 /// dataset is "not found" to whoever may not see it), else the action's status.
-fn error_page(
+pub(crate) fn error_page(
     app: &AppState,
     visit: &Visit,
     headers: &HeaderMap,
@@ -351,7 +390,7 @@ fn filter_term(key: &str, value: &str) -> String {
 /// query, the facet filters as sent, the sort (one of [`SORTS`]) and the page; `scope` is a
 /// filter the page adds (`owner_org:…`). The values for `snippets/search.html`, and the same
 /// search as the catalog endpoint's query string (`q`, `fq`).
-async fn run_search(
+pub(crate) async fn run_search(
     ctx: &mut ActionContext,
     visit: &Visit,
     scope: Option<String>,

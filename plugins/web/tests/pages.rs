@@ -410,3 +410,201 @@ async fn hostile_query_strings_get_pages_not_errors() {
         );
     }
 }
+
+/// The `name=value` of a `Set-Cookie` named `name` in an answer.
+fn set_cookie(r: &reqwest::Response, name: &str) -> Option<String> {
+    r.headers()
+        .get_all(reqwest::header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with(&format!("{name}=")))
+        .map(str::to_string)
+}
+
+/// The value of the hidden `_csrf_token` field of a page.
+fn csrf_token(page: &str) -> String {
+    let at = page
+        .find("name=\"_csrf_token\" value=\"")
+        .expect("a CSRF field")
+        + 26;
+    page[at..at + page[at..].find('"').unwrap()].to_string()
+}
+
+#[tokio::test]
+async fn log_in_make_a_token_use_it_revoke_it_log_out() {
+    for kind in stores().await {
+        let s = server(kind).await;
+        let c = client();
+        let url = |p: &str| format!("{}{p}", s.base_url);
+        let form = c.get(url("/user/login")).send().await.unwrap();
+        let csrf_cookie = set_cookie(&form, "catalog_csrf").expect("a CSRF cookie");
+        let csrf_pair = csrf_cookie.split(';').next().unwrap().to_string();
+        let page = form.text().await.unwrap();
+        assert!(
+            page.contains("name=\"login\"") && page.contains("name=\"password\""),
+            "{kind}"
+        );
+        let token = csrf_token(&page);
+
+        // Without the token: 403, no session.
+        let r = c
+            .post(url("/user/login"))
+            .header("Cookie", &csrf_pair)
+            .form(&[
+                ("login", "admin"),
+                ("password", catalog_host::testkit::PASSWORD),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::FORBIDDEN, "{kind}");
+        assert!(set_cookie(&r, "catalog_session").is_none());
+        // A wrong password: CKAN's message, no session.
+        let r = c
+            .post(url("/user/login"))
+            .header("Cookie", &csrf_pair)
+            .form(&[
+                ("login", "admin"),
+                ("password", "wrong"),
+                ("_csrf_token", &token),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert!(set_cookie(&r, "catalog_session").is_none());
+        assert!(r
+            .text()
+            .await
+            .unwrap()
+            .contains("Login failed. Bad username or password."));
+        // The right one: a session cookie and the user's page.
+        let r = c
+            .post(url("/user/login"))
+            .header("Cookie", &csrf_pair)
+            .form(&[
+                ("login", "admin"),
+                ("password", catalog_host::testkit::PASSWORD),
+                ("_csrf_token", &token),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::SEE_OTHER, "{kind}");
+        assert_eq!(r.headers()["location"], "/user/admin");
+        let session = set_cookie(&r, "catalog_session").expect("a session");
+        assert!(
+            session.contains("HttpOnly") && session.contains("SameSite=Lax"),
+            "{session}"
+        );
+        let cookies = format!("{}; {csrf_pair}", session.split(';').next().unwrap());
+        let get_as = |p: String| c.get(url(&p)).header("Cookie", cookies.clone()).send();
+        let r = get_as("/dataset/secret-plans".into()).await.unwrap();
+        assert_eq!(
+            r.status(),
+            StatusCode::OK,
+            "{kind}: the session's user sees the private dataset"
+        );
+        assert!(r.text().await.unwrap().contains("/user/_logout"));
+
+        // A token, shown once, that works against the API.
+        let page = get_as("/user/admin/api-tokens".into())
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let r = c
+            .post(url("/user/admin/api-tokens"))
+            .header("Cookie", &cookies)
+            .form(&[
+                ("name", "from-the-web"),
+                ("_csrf_token", &csrf_token(&page)),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.headers()["cache-control"], "no-store");
+        let made = r.text().await.unwrap();
+        let at = made.find("<code id=\"new-token\">").expect("the new token") + 21;
+        let api_token = made[at..at + made[at..].find('<').unwrap()].to_string();
+        let api = |t: String| {
+            c.get(url("/api/3/action/package_show?id=secret-plans"))
+                .header("Authorization", t)
+                .send()
+        };
+        assert_eq!(
+            api(api_token.clone()).await.unwrap().status(),
+            StatusCode::OK,
+            "{kind}: {api_token}"
+        );
+        let list = get_as("/user/admin/api-tokens".into())
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            list.contains("from-the-web") && !list.contains(&api_token),
+            "{kind}: shown once"
+        );
+        // Revoked: the API refuses it.
+        let at = list.find("/api-tokens/").unwrap() + 12;
+        let jti = &list[at..at + list[at..].find('/').unwrap()];
+        let r = c
+            .post(url(&format!("/user/admin/api-tokens/{jti}/revoke")))
+            .header("Cookie", &cookies)
+            .form(&[("_csrf_token", csrf_token(&list))])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::SEE_OTHER, "{kind}");
+        assert_eq!(
+            api(api_token).await.unwrap().status(),
+            StatusCode::FORBIDDEN,
+            "{kind}"
+        );
+
+        // Logging out ends the session cookie; without it the private dataset is hidden.
+        let r = get_as("/user/_logout".into()).await.unwrap();
+        assert!(set_cookie(&r, "catalog_session")
+            .unwrap()
+            .contains("Max-Age=0"));
+        let (status, _) = get(&s, "/dataset/secret-plans").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{kind}");
+        // A forged session is nobody.
+        let forged = cookies.replacen("catalog_session=v1.", "catalog_session=v1.x", 1);
+        let r = c
+            .get(url("/dataset/secret-plans"))
+            .header("Cookie", forged)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{kind}");
+
+        // Ten failed logins for an account, then it waits.
+        for _ in 0..10 {
+            c.post(url("/user/login"))
+                .header("Cookie", &csrf_pair)
+                .form(&[
+                    ("login", "mallory"),
+                    ("password", "x"),
+                    ("_csrf_token", &token),
+                ])
+                .send()
+                .await
+                .unwrap();
+        }
+        let r = c
+            .post(url("/user/login"))
+            .header("Cookie", &csrf_pair)
+            .form(&[
+                ("login", "mallory"),
+                ("password", "x"),
+                ("_csrf_token", &token),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS, "{kind}");
+    }
+}

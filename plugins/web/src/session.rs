@@ -1,0 +1,309 @@
+//! Who is visiting: a signed session cookie (`catalog_session`: the user's id and an expiry,
+//! HMAC-SHA256 with the site's secret; `HttpOnly`, `SameSite=Lax`, `Secure` on an https site),
+//! CSRF tokens for every form (bound to a random `catalog_csrf` cookie: a POST whose token does
+//! not match its cookie is refused with 403), and a limit on failed logins per account and per
+//! address.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use axum::extract::ConnectInfo;
+use axum::http::request::Parts;
+use axum::http::{header, HeaderMap};
+use catalog_framework::prelude::*;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+pub(crate) const SESSION_COOKIE: &str = "catalog_session";
+pub(crate) const CSRF_COOKIE: &str = "catalog_csrf";
+/// The form field of the CSRF token (CKAN's name).
+pub(crate) const CSRF_FIELD: &str = "_csrf_token";
+
+/// Failed logins allowed per account, and per address (many people may share one), in
+/// [`WINDOW`].
+const MAX_FAILURES: u32 = 10;
+const MAX_ADDRESS_FAILURES: u32 = 50;
+const WINDOW: Duration = Duration::from_secs(15 * 60);
+/// Keys the failure table holds at most (the oldest windows are dropped first).
+const MAX_KEYS: usize = 100_000;
+
+/// The secret and the failure counts.
+pub(crate) struct Sessions {
+    secret: Vec<u8>,
+    days: u64,
+    secure: bool,
+    failures: Mutex<HashMap<String, (u32, Instant)>>,
+}
+
+impl Sessions {
+    /// `catalog.web.secret` when set (every node of a site must share it), else a secret kept
+    /// in `<data dir>/web-secret`, made on first start.
+    pub(crate) fn load(config: &Config, data_dir: &std::path::Path) -> anyhow::Result<Sessions> {
+        let web = config.catalog.other.get("web");
+        let configured = web
+            .and_then(|w| w.get("secret"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(|s| s.as_bytes().to_vec());
+        let secret = match configured {
+            Some(s) => s,
+            None => file_secret(&data_dir.join("web-secret"))?,
+        };
+        let days = web
+            .and_then(|w| w.get("session_days"))
+            .and_then(Value::as_u64)
+            .unwrap_or(14)
+            .clamp(1, 365);
+        Ok(Sessions {
+            secret,
+            days,
+            secure: config.catalog.site_url.starts_with("https://"),
+            failures: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Sessions with a random secret of this process (when the data directory cannot keep one).
+    pub(crate) fn ephemeral(config: &Config) -> Sessions {
+        Sessions {
+            secret: hex::encode(rand::random::<[u8; 32]>()).into_bytes(),
+            days: 14,
+            secure: config.catalog.site_url.starts_with("https://"),
+            failures: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn sign(&self, text: &str) -> String {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.secret).expect("any key length");
+        mac.update(text.as_bytes());
+        hex::encode(mac.finalize().into_bytes())
+    }
+
+    fn verify(&self, text: &str, signature: &str) -> bool {
+        let Ok(sig) = hex::decode(signature) else {
+            return false;
+        };
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.secret).expect("any key length");
+        mac.update(text.as_bytes());
+        mac.verify_slice(&sig).is_ok()
+    }
+
+    /// The `Set-Cookie` value of a new session for `user_id`.
+    pub(crate) fn session_cookie(&self, user_id: &str) -> String {
+        let expires = now() + self.days * 86_400;
+        let payload = format!("v1.{user_id}.{expires}");
+        let value = format!("{payload}.{}", self.sign(&payload));
+        self.cookie(SESSION_COOKIE, &value, self.days * 86_400)
+    }
+
+    /// The `Set-Cookie` value that ends the session.
+    pub(crate) fn clear_session(&self) -> String {
+        self.cookie(SESSION_COOKIE, "", 0)
+    }
+
+    fn cookie(&self, name: &str, value: &str, max_age: u64) -> String {
+        format!(
+            "{name}={value}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Lax{}",
+            if self.secure { "; Secure" } else { "" }
+        )
+    }
+
+    /// The user id of a valid, unexpired session cookie.
+    pub(crate) fn session_user(&self, headers: &HeaderMap) -> Option<String> {
+        let value = cookie(headers, SESSION_COOKIE)?;
+        let (payload, signature) = value.rsplit_once('.')?;
+        if !self.verify(payload, signature) {
+            return None;
+        }
+        let mut parts = payload.splitn(3, '.');
+        let (Some("v1"), Some(id), Some(expires)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return None;
+        };
+        let expires: u64 = expires.parse().ok()?;
+        (expires > now()).then(|| id.to_string())
+    }
+
+    /// The CSRF token for this visitor's `catalog_csrf` cookie, and the `Set-Cookie` to send
+    /// when the visitor has none yet.
+    pub(crate) fn csrf(&self, headers: &HeaderMap) -> (String, Option<String>) {
+        match cookie(headers, CSRF_COOKIE).filter(|c| c.len() == 32) {
+            Some(c) => (self.sign(&format!("csrf.{c}")), None),
+            None => {
+                let c = hex::encode(rand::random::<[u8; 16]>());
+                let token = self.sign(&format!("csrf.{c}"));
+                (token, Some(self.cookie(CSRF_COOKIE, &c, 30 * 86_400)))
+            }
+        }
+    }
+
+    /// Whether a form's token matches the visitor's CSRF cookie.
+    pub(crate) fn csrf_ok(&self, headers: &HeaderMap, token: Option<&str>) -> bool {
+        match (cookie(headers, CSRF_COOKIE), token) {
+            (Some(c), Some(t)) if c.len() == 32 => self.verify(&format!("csrf.{c}"), t),
+            _ => false,
+        }
+    }
+
+    /// Whether a login for `account` from `req`'s address may be tried now.
+    pub(crate) fn may_try(&self, account: &str, req: &Parts) -> bool {
+        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        keys(account, req).iter().all(|k| match failures.get(k) {
+            Some((n, since)) if since.elapsed() < WINDOW => {
+                *n < if k.starts_with("address:") {
+                    MAX_ADDRESS_FAILURES
+                } else {
+                    MAX_FAILURES
+                }
+            }
+            Some(_) => {
+                failures.remove(k);
+                true
+            }
+            None => true,
+        })
+    }
+
+    /// Counts a failed login against the account and the address.
+    pub(crate) fn failed(&self, account: &str, req: &Parts) {
+        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        if failures.len() >= MAX_KEYS {
+            failures.retain(|_, (_, since)| since.elapsed() < WINDOW);
+            if failures.len() >= MAX_KEYS {
+                failures.clear();
+            }
+        }
+        for k in keys(account, req) {
+            let entry = failures.entry(k).or_insert((0, Instant::now()));
+            if entry.1.elapsed() >= WINDOW {
+                *entry = (0, Instant::now());
+            }
+            entry.0 += 1;
+        }
+    }
+
+    /// Forgets an account's failures after a successful login.
+    pub(crate) fn succeeded(&self, account: &str) {
+        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        failures.remove(&format!("account:{}", account.to_lowercase()));
+    }
+}
+
+fn keys(account: &str, req: &Parts) -> Vec<String> {
+    let mut keys = vec![format!("account:{}", account.to_lowercase())];
+    if let Some(ConnectInfo(addr)) = req.extensions.get::<ConnectInfo<SocketAddr>>() {
+        keys.push(format!("address:{}", addr.ip()));
+    }
+    keys
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// A cookie's value from the `Cookie` headers.
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+}
+
+/// The secret in `path`, made (64 hex characters, owner-only) when missing.
+fn file_secret(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+    if let Ok(s) = std::fs::read_to_string(path) {
+        let s = s.trim();
+        if s.len() >= 32 {
+            return Ok(s.as_bytes().to_vec());
+        }
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let secret = hex::encode(rand::random::<[u8; 32]>());
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    std::io::Write::write_all(&mut options.open(path)?, secret.as_bytes())?;
+    Ok(secret.into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn sessions() -> Sessions {
+        Sessions {
+            secret: b"0123456789abcdef0123456789abcdef".to_vec(),
+            days: 1,
+            secure: false,
+            failures: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn with_cookie(set_cookie: &str) -> HeaderMap {
+        let pair = set_cookie.split(';').next().unwrap();
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::COOKIE,
+            HeaderValue::from_str(&format!("a=b; {pair}")).unwrap(),
+        );
+        h
+    }
+
+    #[test]
+    fn a_session_cookie_is_read_back_and_a_forged_one_is_not() {
+        let s = sessions();
+        let set = s.session_cookie("user-1");
+        assert!(set.contains("HttpOnly") && set.contains("SameSite=Lax"));
+        assert_eq!(
+            s.session_user(&with_cookie(&set)).as_deref(),
+            Some("user-1")
+        );
+        let forged = set.replace("user-1", "user-2");
+        assert_eq!(s.session_user(&with_cookie(&forged)), None);
+        let other = Sessions {
+            secret: b"another secret, 32 bytes long!!!".to_vec(),
+            ..sessions()
+        };
+        assert_eq!(other.session_user(&with_cookie(&set)), None);
+        assert_eq!(s.session_user(&with_cookie(&s.clear_session())), None);
+    }
+
+    #[test]
+    fn csrf_tokens_match_their_cookie_only() {
+        let s = sessions();
+        let (token, set) = s.csrf(&HeaderMap::new());
+        let headers = with_cookie(&set.unwrap());
+        assert!(s.csrf_ok(&headers, Some(&token)));
+        assert!(!s.csrf_ok(&headers, Some("00")));
+        assert!(!s.csrf_ok(&headers, None));
+        assert!(!s.csrf_ok(&HeaderMap::new(), Some(&token)));
+        let (again, none) = s.csrf(&headers);
+        assert_eq!(again, token);
+        assert!(none.is_none());
+    }
+
+    #[test]
+    fn failed_logins_are_limited_per_account() {
+        let s = sessions();
+        let (parts, _) = axum::http::Request::new(()).into_parts();
+        for _ in 0..MAX_FAILURES {
+            assert!(s.may_try("Alice", &parts));
+            s.failed("alice", &parts);
+        }
+        assert!(!s.may_try("alice", &parts));
+        assert!(s.may_try("bob", &parts));
+        s.succeeded("alice");
+        assert!(s.may_try("alice", &parts));
+    }
+}

@@ -1,0 +1,392 @@
+//! Logging in and out, a user's page, and their API tokens: forms with CKAN's field names
+//! (`login`, `password`, `name`), CSRF tokens, and the actions' own rules (a token list is
+//! the owner's or a sysadmin's).
+
+use axum::extract::{OriginalUri, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use catalog_framework::prelude::*;
+use catalog_framework::web::read_request_body;
+
+use crate::i18n;
+use crate::pages::{error_page, params, run_search, visit};
+use crate::render::{page, Visit};
+use crate::session::{Sessions, CSRF_FIELD};
+use crate::Web;
+
+pub(crate) fn routes(mut r: Router<AppState>) -> Router<AppState> {
+    let prefixes = std::iter::once(String::new()).chain(
+        i18n::LOCALES
+            .iter()
+            .filter(|l| l.code != "en")
+            .map(|l| format!("/{}", l.code)),
+    );
+    for p in prefixes {
+        r = r
+            .route(&format!("{p}/user/login"), get(login_form).post(login))
+            .route(&format!("{p}/user/_logout"), get(logout))
+            .route(&format!("{p}/user/{{id}}"), get(user_page))
+            .route(
+                &format!("{p}/user/{{id}}/api-tokens"),
+                get(tokens_page).post(token_create),
+            )
+            .route(
+                &format!("{p}/user/{{id}}/api-tokens/{{jti}}/revoke"),
+                axum::routing::post(token_revoke),
+            );
+    }
+    r
+}
+
+fn sessions(app: &AppState) -> Option<&Sessions> {
+    app.extension::<Web>().map(|w| w.sessions(app))
+}
+
+/// A form body's fields (the first value of each name).
+async fn read_form(app: &AppState, body: axum::body::Body) -> Option<Vec<(String, String)>> {
+    let bytes = read_request_body(app, body).await.ok()?;
+    Some(
+        form_urlencoded::parse(&bytes)
+            .take(100)
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect(),
+    )
+}
+
+fn field<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    form.iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// Adds a `Set-Cookie`.
+fn with_cookie(mut r: Response, cookie: Option<String>) -> Response {
+    if let Some(v) = cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
+        r.headers_mut().append(header::SET_COOKIE, v);
+    }
+    r
+}
+
+fn redirect(to: &str) -> Response {
+    let mut r = StatusCode::SEE_OTHER.into_response();
+    if let Ok(v) = HeaderValue::from_str(to) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    r
+}
+
+/// A form page: the template with a CSRF token (and its cookie, for a first visit), never
+/// stored by a cache.
+fn form_page(
+    app: &AppState,
+    visit: &Visit,
+    headers: &HeaderMap,
+    template: &str,
+    status: StatusCode,
+    mut values: Value,
+) -> Response {
+    let Some(sessions) = sessions(app) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let (token, cookie) = sessions.csrf(headers);
+    values["csrf_field"] = json!(CSRF_FIELD);
+    values["csrf_token"] = json!(token);
+    let mut r = with_cookie(
+        page(app, visit, headers, template, status, values, None),
+        cookie,
+    );
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+/// A local path to go back to after logging in (`came_from`), nothing else.
+fn came_from(raw: Option<&str>) -> Option<String> {
+    raw.filter(|p| p.starts_with('/') && !p.starts_with("//") && !p.contains('\\'))
+        .map(str::to_string)
+}
+
+async fn login_form(
+    State(app): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    let visit = visit(&app, &uri, &headers).await;
+    let back = came_from(visit.param("came_from"));
+    form_page(
+        &app,
+        &visit,
+        &headers,
+        "user/login.html",
+        StatusCode::OK,
+        json!({"came_from": back, "login": "", "error": null}),
+    )
+}
+
+/// `POST /user/login`: `login` (the user name) and `password`; on success the session cookie
+/// and a redirect to `came_from` or the user's page.
+async fn login(State(app): State<AppState>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let visit = visit(&app, &parts.uri, &parts.headers).await;
+    let Some(sessions) = sessions(&app) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let form = read_form(&app, body).await.unwrap_or_default();
+    let account = field(&form, "login").unwrap_or_default().trim().to_string();
+    let retry = |status: StatusCode, error: &str| {
+        form_page(
+            &app,
+            &visit,
+            &parts.headers,
+            "user/login.html",
+            status,
+            json!({"came_from": came_from(field(&form, "came_from")), "login": account, "error": error}),
+        )
+    };
+    if !sessions.csrf_ok(&parts.headers, field(&form, CSRF_FIELD)) {
+        return retry(
+            StatusCode::FORBIDDEN,
+            "The form has expired: please send it again.",
+        );
+    }
+    if !sessions.may_try(&account, &parts) {
+        return retry(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many failed logins: try again in 15 minutes.",
+        );
+    }
+    let password = field(&form, "password").unwrap_or_default().to_string();
+    let mut ctx = ActionContext::new(app.clone(), None);
+    let row = if account.is_empty() || account.contains('\0') {
+        None
+    } else {
+        ctx.user_row(&account).await.ok().flatten()
+    };
+    let hash = row
+        .as_ref()
+        .filter(|r| r.state == "active")
+        .and_then(|r| r.password_hash.clone());
+    let ok = match hash {
+        Some(hash) => catalog_framework::blocking::run(move || {
+            catalog_framework::authz::verify_password(&password, &hash)
+        })
+        .await
+        .unwrap_or(false),
+        None => false,
+    };
+    let Some(row) = row.filter(|_| ok) else {
+        sessions.failed(&account, &parts);
+        return retry(StatusCode::OK, "Login failed. Bad username or password.");
+    };
+    sessions.succeeded(&account);
+    let to = came_from(field(&form, "came_from"))
+        .unwrap_or_else(|| format!("{}/user/{}", visit.prefix, row.name));
+    with_cookie(redirect(&to), Some(sessions.session_cookie(&row.id)))
+}
+
+/// `/user/_logout`: the session ends, back to the home page.
+async fn logout(
+    State(app): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    let visit = visit(&app, &uri, &headers).await;
+    let Some(sessions) = sessions(&app) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    with_cookie(
+        redirect(&format!("{}/", visit.prefix)),
+        Some(sessions.clear_session()),
+    )
+}
+
+/// `/user/<name>`: the user, their datasets and activity.
+async fn user_page(
+    State(app): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    let visit = visit(&app, &uri, &headers).await;
+    let id = crate::pages::last_segment(&uri);
+    let mut ctx = visit.context(&app);
+    let user = match ctx.call("user_show", params(json!({"id": id}))).await {
+        Ok(u) => u,
+        Err(e) => return error_page(&app, &visit, &headers, &e, "User not found"),
+    };
+    let scope = format!(
+        "creator_user_id:\"{}\"",
+        user["id"].as_str().unwrap_or_default()
+    );
+    let (status, mut values, _) = run_search(&mut ctx, &visit, Some(scope)).await;
+    values["activity"] = if ctx.has_action("user_activity_list") {
+        ctx.call(
+            "user_activity_list",
+            params(json!({"id": user["id"], "limit": 10})),
+        )
+        .await
+        .unwrap_or_else(|_| json!([]))
+    } else {
+        json!([])
+    };
+    values["is_self"] = json!(visit.user.as_ref().is_some_and(|u| u.id == user["id"]));
+    values["profile"] = user;
+    page(
+        &app,
+        &visit,
+        &headers,
+        "user/read.html",
+        status,
+        values,
+        None,
+    )
+}
+
+/// The API tokens page of `id` as the visitor sees it (`new_token`: the one just made, shown
+/// this once).
+async fn tokens(
+    app: &AppState,
+    visit: &Visit,
+    headers: &HeaderMap,
+    id: &str,
+    new_token: Option<String>,
+    error: Option<String>,
+) -> Response {
+    if visit.user.is_none() {
+        let back = format!("{}/user/{id}/api-tokens", visit.prefix);
+        let q = crate::render::query_string(&[("came_from".to_string(), back)]);
+        return redirect(&format!("{}/user/login{q}", visit.prefix));
+    }
+    let mut ctx = visit.context(app);
+    let list = match ctx
+        .call("api_token_list", params(json!({"user_id": id})))
+        .await
+    {
+        Ok(l) => l,
+        Err(e) => return error_page(app, visit, headers, &e, "User not found"),
+    };
+    form_page(
+        app,
+        visit,
+        headers,
+        "user/api_tokens.html",
+        if error.is_some() {
+            StatusCode::BAD_REQUEST
+        } else {
+            StatusCode::OK
+        },
+        json!({"user_id": id, "tokens": list, "new_token": new_token, "error": error}),
+    )
+}
+
+async fn tokens_page(
+    State(app): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    let visit = visit(&app, &uri, &headers).await;
+    let id = user_segment(uri.path());
+    tokens(&app, &visit, &headers, &id, None, None).await
+}
+
+/// The `<id>` of `/user/<id>/api-tokens…`, decoded.
+fn user_segment(path: &str) -> String {
+    let raw = path
+        .split("/user/")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_default();
+    percent_encoding::percent_decode_str(raw)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// The form's CSRF token checked, then its fields; `Err` is the answer to give instead.
+async fn checked_form(
+    app: &AppState,
+    visit: &Visit,
+    headers: &HeaderMap,
+    body: axum::body::Body,
+) -> Result<Vec<(String, String)>, Response> {
+    let sessions = sessions(app).ok_or_else(|| StatusCode::NOT_FOUND.into_response())?;
+    let form = read_form(app, body).await.unwrap_or_default();
+    if !sessions.csrf_ok(headers, field(&form, CSRF_FIELD)) {
+        return Err(page(
+            app,
+            visit,
+            headers,
+            "error.html",
+            StatusCode::FORBIDDEN,
+            json!({"status": 403, "message": "The form has expired: please send it again."}),
+            None,
+        ));
+    }
+    Ok(form)
+}
+
+/// `POST /user/<id>/api-tokens`: `name`; the new token is shown once, on this answer only.
+async fn token_create(State(app): State<AppState>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let visit = visit(&app, &parts.uri, &parts.headers).await;
+    let id = user_segment(parts.uri.path());
+    let form = match checked_form(&app, &visit, &parts.headers, body).await {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    if visit.user.is_none() {
+        return tokens(&app, &visit, &parts.headers, &id, None, None).await;
+    }
+    let name = field(&form, "name").unwrap_or_default().to_string();
+    // A write runs as the Action API runs it: its own transaction, committed before the answer.
+    match visit
+        .context(&app)
+        .run_top(
+            "api_token_create",
+            params(json!({"user": id, "name": name})),
+        )
+        .await
+    {
+        Ok(r) => {
+            let token = r["token"].as_str().map(str::to_string);
+            tokens(&app, &visit, &parts.headers, &id, token, None).await
+        }
+        Err(e) if e.kind == ErrorKind::Validation => {
+            let message = e.to_error_object()["name"][0]
+                .as_str()
+                .unwrap_or("Missing value")
+                .to_string();
+            tokens(&app, &visit, &parts.headers, &id, None, Some(message)).await
+        }
+        Err(e) => error_page(&app, &visit, &parts.headers, &e, "User not found"),
+    }
+}
+
+/// `POST /user/<id>/api-tokens/<jti>/revoke`.
+async fn token_revoke(State(app): State<AppState>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let visit = visit(&app, &parts.uri, &parts.headers).await;
+    let id = user_segment(parts.uri.path());
+    if let Err(r) = checked_form(&app, &visit, &parts.headers, body).await {
+        return r;
+    }
+    let jti = parts
+        .uri
+        .path()
+        .rsplit('/')
+        .nth(1)
+        .map(|j| {
+            percent_encoding::percent_decode_str(j)
+                .decode_utf8_lossy()
+                .into_owned()
+        })
+        .unwrap_or_default();
+    match visit
+        .context(&app)
+        .run_top("api_token_revoke", params(json!({"jti": jti})))
+        .await
+    {
+        Ok(_) => redirect(&format!("{}/user/{id}/api-tokens", visit.prefix)),
+        Err(e) => error_page(&app, &visit, &parts.headers, &e, "User not found"),
+    }
+}

@@ -30,9 +30,24 @@ pub struct Web {
     env: minijinja::Environment<'static>,
     layers: Arc<templates::Layers>,
     sessions: std::sync::OnceLock<session::Sessions>,
+    /// The dataset pages' derived parts, by the hash of the dict they came from.
+    derived: std::sync::Mutex<std::collections::HashMap<[u8; 32], Arc<pages::Derived>>>,
 }
 
 impl Web {
+    fn derived_get(&self, key: &[u8; 32]) -> Option<Arc<pages::Derived>> {
+        let map = self.derived.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(key).cloned()
+    }
+
+    fn derived_put(&self, key: [u8; 32], value: Arc<pages::Derived>) {
+        let mut map = self.derived.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= pages::DERIVED_ENTRIES {
+            map.clear();
+        }
+        map.insert(key, value);
+    }
+
     /// The session secret and login limits, set up on first use (the secret may live in the
     /// data directory, which the app knows).
     fn sessions(&self, app: &AppState) -> &session::Sessions {
@@ -79,6 +94,7 @@ impl Plugin for WebPlugin {
             env,
             layers,
             sessions: std::sync::OnceLock::new(),
+            derived: Default::default(),
         });
         Ok(())
     }

@@ -1,5 +1,7 @@
 //! The pages: their routes, the actions each calls, and the values its template gets.
 
+use std::sync::Arc;
+
 use axum::extract::{OriginalUri, State};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, StatusCode, Uri};
@@ -9,12 +11,18 @@ use axum::Router;
 use catalog_framework::prelude::*;
 use catalog_framework::web::{identify, page_alternates, SharedPage};
 
+use sha2::{Digest, Sha256};
+
 use crate::i18n::{self, Locale};
 use crate::render::{page, respond, Visit};
 
 /// The built-in template set (layer 0).
 pub(crate) const BUILT_IN: &[(&str, &str)] = &[
     ("base.html", include_str!("../templates/base.html")),
+    (
+        "dataset/activity.html",
+        include_str!("../templates/dataset/activity.html"),
+    ),
     (
         "user/login.html",
         include_str!("../templates/user/login.html"),
@@ -82,6 +90,7 @@ pub(crate) const TEMPLATES: &[&str] = &[
     "dataset/search.html",
     "dataset/read.html",
     "dataset/resource_read.html",
+    "dataset/activity.html",
     "organization/index.html",
     "organization/read.html",
     "group/index.html",
@@ -169,6 +178,10 @@ pub(crate) fn routes() -> Router<AppState> {
             .route(
                 &format!("{p}/dataset/{{id}}/resource/{{resource_id}}"),
                 get(resource),
+            )
+            .route(
+                &format!("{p}/dataset/activity/{{id}}"),
+                get(dataset_activity),
             )
             .route(&format!("{p}/organization/"), get(organizations))
             .route(&format!("{p}/organization"), get(organizations))
@@ -553,29 +566,30 @@ fn script_safe(json: &str) -> String {
         .replace('&', "\\u0026")
 }
 
-/// `/dataset/<name or id>`.
-async fn dataset(app: &AppState, visit: &Visit, headers: &HeaderMap, id: &str) -> Response {
-    let mut ctx = visit.context(app);
-    let d = match ctx.call("package_show", params(json!({"id": id}))).await {
-        Ok(d) => d,
-        Err(e) => return error_page(app, visit, headers, &e, "Dataset not found"),
-    };
-    let name = d["name"].as_str().unwrap_or_default().to_string();
+/// What a dataset page derives from the dataset's dict alone: its notes as HTML and its
+/// schema.org JSON-LD (the heavy part of the page). Kept per dict: the key is a hash of the
+/// dict as the visitor got it, so any change to what the visitor sees (an edit, an
+/// organization's new title, a relationship the visitor may read) is a new key, never a stale
+/// entry.
+pub(crate) struct Derived {
+    notes_html: String,
+    jsonld: Option<String>,
+}
+
+/// Dicts whose derived parts are kept, at most; past that the table starts again empty.
+pub(crate) const DERIVED_ENTRIES: usize = 1_000;
+
+async fn derived(app: &AppState, ctx: &mut ActionContext, d: &Value) -> Arc<Derived> {
+    let key: [u8; 32] = Sha256::digest(d.to_string().as_bytes()).into();
+    let web = app.extension::<crate::Web>();
+    if let Some(hit) = web.and_then(|w| w.derived_get(&key)) {
+        return hit;
+    }
     let notes = d["notes"].as_str().unwrap_or_default().to_string();
-    let site = app.config.site_url().to_string();
-    let notes_html = catalog_framework::markdown::render_off_thread(notes, site.clone())
-        .await
-        .unwrap_or_default();
-    let activity = if ctx.has_action("package_activity_list") {
-        ctx.call(
-            "package_activity_list",
-            params(json!({"id": d["id"], "limit": 10})),
-        )
-        .await
-        .unwrap_or_else(|_| json!([]))
-    } else {
-        json!([])
-    };
+    let notes_html =
+        catalog_framework::markdown::render_off_thread(notes, app.config.site_url().to_string())
+            .await
+            .unwrap_or_default();
     let jsonld = if ctx.has_action("dcat_dataset_show") {
         ctx.call(
             "dcat_dataset_show",
@@ -587,6 +601,24 @@ async fn dataset(app: &AppState, visit: &Visit, headers: &HeaderMap, id: &str) -
     } else {
         None
     };
+    let out = Arc::new(Derived { notes_html, jsonld });
+    if let Some(w) = web {
+        w.derived_put(key, out.clone());
+    }
+    out
+}
+
+/// `/dataset/<name or id>`.
+async fn dataset(app: &AppState, visit: &Visit, headers: &HeaderMap, id: &str) -> Response {
+    let mut ctx = visit.context(app);
+    let d = match ctx.call("package_show", params(json!({"id": id}))).await {
+        Ok(d) => d,
+        Err(e) => return error_page(app, visit, headers, &e, "Dataset not found"),
+    };
+    let name = d["name"].as_str().unwrap_or_default().to_string();
+    let site = app.config.site_url().to_string();
+    let derived = derived(app, &mut ctx, &d).await;
+    let has_activity = ctx.has_action("package_activity_list");
     let alternates = alternates(app, "/dataset/{file}", &format!("/dataset/{name}"), "");
     let modified = d["metadata_modified"].as_str().map(str::to_string);
     page(
@@ -597,13 +629,48 @@ async fn dataset(app: &AppState, visit: &Visit, headers: &HeaderMap, id: &str) -
         StatusCode::OK,
         json!({
             "pkg": d,
-            "notes_html": notes_html,
-            "activity": activity,
+            "notes_html": derived.notes_html,
+            "has_activity": has_activity,
             "alternates": alternates,
-            "jsonld": jsonld,
+            "jsonld": derived.jsonld,
             "canonical": format!("{site}/dataset/{name}"),
         }),
         modified.as_deref(),
+    )
+}
+
+/// `/dataset/activity/<name or id>`: the dataset's activity stream (CKAN 2.10's tab of its
+/// own: the dataset page stays cheap).
+async fn dataset_activity(
+    State(app): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    let visit = visit(&app, &uri, &headers).await;
+    let id = last_segment(&uri);
+    let mut ctx = visit.context(&app);
+    let d = match ctx.call("package_show", params(json!({"id": id}))).await {
+        Ok(d) => d,
+        Err(e) => return error_page(&app, &visit, &headers, &e, "Dataset not found"),
+    };
+    let activity = match ctx
+        .call(
+            "package_activity_list",
+            params(json!({"id": d["id"], "limit": 31})),
+        )
+        .await
+    {
+        Ok(a) => a,
+        Err(e) => return error_page(&app, &visit, &headers, &e, "Dataset not found"),
+    };
+    page(
+        &app,
+        &visit,
+        &headers,
+        "dataset/activity.html",
+        StatusCode::OK,
+        json!({"pkg": d, "activity": activity}),
+        None,
     )
 }
 

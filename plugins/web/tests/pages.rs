@@ -174,7 +174,6 @@ async fn the_dataset_page() {
             .await
             .unwrap();
         assert_eq!(r.status(), StatusCode::OK, "{kind}");
-        let etag = r.headers()[ETAG].to_str().unwrap().to_string();
         assert!(r.headers().contains_key(LAST_MODIFIED), "{kind}");
         let page = r.text().await.unwrap();
         // Escaped title, sanitised Markdown, no live script.
@@ -223,7 +222,55 @@ async fn the_dataset_page() {
             "{kind}: {jsonld}"
         );
         assert!(page[start..end].contains("\\u003c/script\\u003e"));
+        // The JSON-LD kept from the first view follows an edit and an organization's new title.
+        s.ok(
+            "package_patch",
+            json!({"id": "river-levels", "title": "Renamed levels"}),
+        )
+        .await;
+        s.ok(
+            "organization_patch",
+            json!({"id": "water-board", "title": "Rivers Authority"}),
+        )
+        .await;
+        let (_, edited) = get(&s, "/dataset/river-levels").await;
+        let start = edited
+            .find("<script type=\"application/ld+json\">")
+            .unwrap()
+            + 35;
+        let end = start + edited[start..].find("</script>").unwrap();
+        let jsonld = &edited[start..end];
+        assert!(
+            jsonld.contains("Renamed levels") && jsonld.contains("Rivers Authority"),
+            "{kind}: {jsonld}"
+        );
+        // The activity stream has a page of its own, linked from the dataset's.
+        assert!(
+            page.contains("href=\"/dataset/activity/river-levels\""),
+            "{kind}"
+        );
+        let (status, stream) = get(&s, "/dataset/activity/river-levels").await;
+        assert_eq!(status, StatusCode::OK, "{kind}");
+        assert!(
+            stream.contains("changed package") && stream.contains("new package"),
+            "{kind}: {stream}"
+        );
+        let (status, _) = get(&s, "/dataset/activity/secret-plans").await;
+        assert_eq!(
+            status,
+            StatusCode::NOT_FOUND,
+            "{kind}: a private dataset's stream is hidden too"
+        );
         // Not changed: 304.
+        let etag = client()
+            .get(format!("{}/dataset/river-levels", s.base_url))
+            .send()
+            .await
+            .unwrap()
+            .headers()[ETAG]
+            .to_str()
+            .unwrap()
+            .to_string();
         let again = client()
             .get(format!("{}/dataset/river-levels", s.base_url))
             .header(IF_NONE_MATCH, &etag)
@@ -246,7 +293,7 @@ async fn the_dataset_page() {
         let (status, html) =
             get_with(&s, "/dataset/river-levels", (ACCEPT.as_str(), "text/html")).await;
         assert_eq!(status, StatusCode::OK);
-        assert!(html.contains("<h1>River levels"), "{kind}");
+        assert!(html.contains("<h1>Renamed levels"), "{kind}");
         let (_, catalog) = get_with(&s, "/", (ACCEPT.as_str(), "text/turtle")).await;
         assert!(
             catalog.contains("dcat:Catalog"),

@@ -64,6 +64,17 @@ impl Catalogs {
     }
 }
 
+/// The URL prefixes pages are served under: none (any locale, by `Accept-Language`) and
+/// `/<code>` for every locale but English.
+pub(crate) fn prefixes() -> impl Iterator<Item = String> {
+    std::iter::once(String::new()).chain(
+        LOCALES
+            .iter()
+            .filter(|l| l.code != "en")
+            .map(|l| format!("/{}", l.code)),
+    )
+}
+
 pub(crate) fn locale(code: &str) -> Option<&'static Locale> {
     LOCALES.iter().find(|l| l.code == code)
 }

@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use catalog_framework::prelude::*;
-use catalog_framework::web::read_request_body;
+use catalog_framework::web::read_body;
 
 use crate::i18n;
 use crate::pages::{error_page, params, run_search, visit};
@@ -17,13 +17,7 @@ use crate::session::{Sessions, CSRF_FIELD};
 use crate::Web;
 
 pub(crate) fn routes(mut r: Router<AppState>) -> Router<AppState> {
-    let prefixes = std::iter::once(String::new()).chain(
-        i18n::LOCALES
-            .iter()
-            .filter(|l| l.code != "en")
-            .map(|l| format!("/{}", l.code)),
-    );
-    for p in prefixes {
+    for p in i18n::prefixes() {
         r = r
             .route(&format!("{p}/user/login"), get(login_form).post(login))
             .route(&format!("{p}/user/_logout"), get(logout))
@@ -44,9 +38,14 @@ fn sessions(app: &AppState) -> Option<&Sessions> {
     app.extension::<Web>().map(|w| w.sessions(app))
 }
 
-/// A form body's fields (the first value of each name).
+/// The largest form body read: these forms hold a few short fields.
+const FORM_BYTES: usize = 64 * 1024;
+
+/// A form body's fields (at most 100), or `None` for a body over [`FORM_BYTES`].
 async fn read_form(app: &AppState, body: axum::body::Body) -> Option<Vec<(String, String)>> {
-    let bytes = read_request_body(app, body).await.ok()?;
+    let pause =
+        std::time::Duration::from_secs(app.config.catalog.server.body_read_timeout_secs.max(1));
+    let bytes = read_body(body, FORM_BYTES, pause).await.ok()?;
     Some(
         form_urlencoded::parse(&bytes)
             .take(100)
@@ -168,14 +167,16 @@ async fn login(State(app): State<AppState>, req: Request) -> Response {
         .as_ref()
         .filter(|r| r.state == "active")
         .and_then(|r| r.password_hash.clone());
-    let ok = match hash {
-        Some(hash) => catalog_framework::blocking::run(move || {
-            catalog_framework::authz::verify_password(&password, &hash)
-        })
-        .await
-        .unwrap_or(false),
-        None => false,
-    };
+    // An unknown account costs the same argon2 check as a known one: the answer's timing
+    // does not tell which user names exist.
+    let known = hash.is_some();
+    let ok = catalog_framework::blocking::run(move || match &hash {
+        Some(h) => catalog_framework::authz::verify_password(&password, h),
+        None => catalog_framework::authz::verify_password(&password, dummy_hash()),
+    })
+    .await
+    .unwrap_or(false)
+        && known;
     let Some(row) = row.filter(|_| ok) else {
         sessions.failed(&account, &parts);
         return retry(StatusCode::OK, "Login failed. Bad username or password.");
@@ -184,6 +185,14 @@ async fn login(State(app): State<AppState>, req: Request) -> Response {
     let to = came_from(field(&form, "came_from"))
         .unwrap_or_else(|| format!("{}/user/{}", visit.prefix, row.name));
     with_cookie(redirect(&to), Some(sessions.session_cookie(&row.id)))
+}
+
+/// A password hash no password matches in practice, made once.
+fn dummy_hash() -> &'static str {
+    static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HASH.get_or_init(|| {
+        catalog_framework::authz::hash_password(&hex::encode(rand::random::<[u8; 16]>()))
+    })
 }
 
 /// `/user/_logout`: the session ends, back to the home page.

@@ -446,6 +446,19 @@ async fn hostile_query_strings_get_pages_not_errors() {
                 "{kind} {p}"
             );
         }
+        // A 1 MB form is not read: refused, no session.
+        let big = client()
+            .post(format!("{}/user/login", s.base_url))
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(format!("login=admin&password={}", "x".repeat(1 << 20)))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(big.status(), StatusCode::FORBIDDEN, "{kind}");
+        assert!(big
+            .headers()
+            .get("set-cookie")
+            .is_none_or(|c| !c.to_str().unwrap().starts_with("catalog_session")));
         // Nothing changed.
         assert_eq!(
             s.ok("package_list", json!({}))

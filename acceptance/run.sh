@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CKAN acceptance: runs acceptance/ckanapi_foundation.py, ckanapi_search.py, ckanapi_activity.py and ckanapi_api_surface.py (the real `ckanapi`
 # client), legacy_api_script.py (the legacy API v1/v2 with plain urllib, as an old script), dcat_rdf.py (the DCAT RDF endpoints, parsed with rdflib and checked with the vendored
-# SHACL validator in conformance-tests/dcat-ap) and schemathesis (every action, from the OpenAPI
+# SHACL validator in conformance-tests/dcat-ap), web_browser.py (the web pages in headless Chromium
+# with Selenium and axe-core, installed by acceptance/setup-browser.sh) and schemathesis (every action, from the OpenAPI
 # description at /api/3/openapi.json) against a fresh `catalog serve` in a temporary data
 # directory.
 #
@@ -63,6 +64,12 @@ ensure_venv() {
     fi
 }
 ensure_venv "$VENV" "$ROOT/acceptance/requirements.txt"
+# The browser test's Chromium, ChromeDriver and axe-core (installed once; the script prints the
+# path of axe.min.js last).
+AXE_JS=$("$ROOT/acceptance/setup-browser.sh" | tail -n1)
+ARTIFACTS="${CATALOG_ARTIFACTS:-$CARGO_TARGET_DIR/browser-artifacts}"
+rm -rf "$ARTIFACTS"
+mkdir -p "$ARTIFACTS"
 # schemathesis (the last step) in a venv of its own: its dependencies are not pinned with ours.
 ST_VENV="${CATALOG_ST_VENV:-$HOME/.cache/catalog-venv-schemathesis}"
 ensure_venv "$ST_VENV" "$ROOT/acceptance/requirements-schemathesis.txt"
@@ -85,6 +92,7 @@ CKAN_OUTSIDER_TOKEN=$(token acceptance_outsider)
 PORT=$("$VENV/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 CKAN_URL="http://127.0.0.1:$PORT"
 CATALOG__SITE_URL="$CKAN_URL" \
+    CATALOG__AUTH__CREATE_USER_VIA_WEB=true \
     CATALOGEXT__DCAT__DATASETS_PER_PAGE=5 \
     CATALOGEXT__DCAT__ENABLE_CONTENT_NEGOTIATION=true \
     "$CATALOG_BIN" --data-dir "$TMP/data" serve --bind "127.0.0.1:$PORT" \
@@ -150,6 +158,13 @@ CKAN_URL="$CKAN_URL" \
     CKAN_OUTSIDER_TOKEN="$CKAN_OUTSIDER_TOKEN" \
     CKAN_DCAT_PER_PAGE=5 \
     "$VENV/bin/python" "$ROOT/acceptance/dcat_rdf.py" || status=$?
+echo "acceptance: the web pages in headless Chromium (screenshots in $ARTIFACTS)"
+CKAN_URL="$CKAN_URL" \
+    CKAN_SYSADMIN_TOKEN="$CKAN_SYSADMIN_TOKEN" \
+    CKAN_EDITOR_TOKEN="$CKAN_EDITOR_TOKEN" \
+    AXE_JS="$AXE_JS" \
+    CATALOG_ARTIFACTS="$ARTIFACTS" \
+    "$VENV/bin/python" "$ROOT/acceptance/web_browser.py" || status=$?
 
 # Last, as it writes whatever it likes as the sysadmin: every action, generated from the
 # OpenAPI description, must answer without a server error and within the description's

@@ -83,6 +83,10 @@ pub struct ActionContext {
     /// False for bulk internal readers (the search indexer): what they read is not kept in the
     /// shared `package_show` cache, where it would only push out what clients read.
     pub fill_caches: bool,
+    /// CKAN's `allow_state_change`: a dataset's `state` may be set by a caller who is no
+    /// sysadmin (the web's two-stage creation makes a draft and then activates it); set only
+    /// by internal callers, never from HTTP.
+    pub allow_state_change: bool,
     pub uploads: Vec<Upload>,
     /// True once a write action ran: the call then needs a transaction.
     write: bool,
@@ -108,6 +112,7 @@ impl ActionContext {
             user,
             ignore_auth: false,
             fill_caches: true,
+            allow_state_change: false,
             uploads: Vec::new(),
             write: false,
             depth: 0,
@@ -476,6 +481,7 @@ impl ActionContext {
         let user = self.user.clone();
         let ignore_auth = self.ignore_auth;
         let fill_caches = self.fill_caches;
+        let allow_state_change = self.allow_state_change;
         let uploads = self.uploads.clone();
         let mut ctx = self;
         let mut attempt = 0u32;
@@ -505,6 +511,7 @@ impl ActionContext {
             ctx = ActionContext::new(app.clone(), user.clone());
             ctx.ignore_auth = ignore_auth;
             ctx.fill_caches = fill_caches;
+            ctx.allow_state_change = allow_state_change;
             ctx.uploads = uploads.clone();
         }
     }

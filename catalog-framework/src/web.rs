@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde_json::{Map, Value};
 
-use crate::context::{AppState, Principal};
+use crate::context::{AppState, Principal, Upload};
 use crate::error::CkanError;
 use crate::store::Params;
 
@@ -156,6 +156,96 @@ pub fn query_to_params(q: &str) -> Params {
 /// Request-decoding failures, answered as CKAN does: 400 with a bare string.
 #[derive(Debug)]
 pub struct BadRequest(pub StatusCode, pub String);
+
+/// The next chunk of a multipart field, waiting at most `pause`; `total` counts the body's bytes
+/// so far, which must stay within `limit`.
+async fn next_chunk(
+    field: &mut axum::extract::multipart::Field<'_>,
+    pause: Duration,
+    total: &mut usize,
+    limit: usize,
+) -> Result<Option<bytes::Bytes>, BadRequest> {
+    let chunk = tokio::time::timeout(pause, field.chunk())
+        .await
+        .map_err(|_| BadRequest::timeout())?
+        .map_err(BadRequest::multipart)?;
+    if let Some(c) = &chunk {
+        *total += c.len();
+        if *total > limit {
+            return Err(BadRequest::too_large());
+        }
+    }
+    Ok(chunk)
+}
+
+/// A multipart body: fields in memory (bounded), files streamed to temporary files under the
+/// data directory (`<data>/tmp`), never whole in memory; the whole body at most `limit` bytes,
+/// each part waited for at most `pause`. The fields in the order sent (a file field's value is
+/// its file name), and the files.
+pub async fn read_multipart(
+    app: &AppState,
+    req: axum::extract::Request,
+    limit: usize,
+    pause: Duration,
+) -> Result<(Vec<(String, String)>, Vec<Upload>), BadRequest> {
+    let mut mp =
+        <axum::extract::Multipart as axum::extract::FromRequest<AppState>>::from_request(req, app)
+            .await
+            .map_err(BadRequest::multipart)?;
+    let mut fields = Vec::new();
+    let mut uploads = Vec::new();
+    let mut total = 0usize;
+    let tmp_dir = app.data_dir.join("tmp");
+    loop {
+        let next = tokio::time::timeout(pause, mp.next_field())
+            .await
+            .map_err(|_| BadRequest::timeout())?
+            .map_err(BadRequest::multipart)?;
+        let Some(mut field) = next else { break };
+        let name = field.name().unwrap_or("").to_string();
+        let filename = field.file_name().map(str::to_string);
+        let ctype = field.content_type().map(str::to_string);
+        match filename {
+            Some(filename) => {
+                tokio::fs::create_dir_all(&tmp_dir)
+                    .await
+                    .map_err(BadRequest::server)?;
+                let temp = tempfile::NamedTempFile::new_in(&tmp_dir)
+                    .map_err(BadRequest::server)?
+                    .into_temp_path();
+                let mut file = tokio::fs::File::create(&temp)
+                    .await
+                    .map_err(BadRequest::server)?;
+                let mut size = 0u64;
+                while let Some(chunk) = next_chunk(&mut field, pause, &mut total, limit).await? {
+                    size += chunk.len() as u64;
+                    tokio::io::AsyncWriteExt::write_all(&mut file, &chunk)
+                        .await
+                        .map_err(BadRequest::server)?;
+                }
+                tokio::io::AsyncWriteExt::flush(&mut file)
+                    .await
+                    .map_err(BadRequest::server)?;
+                fields.push((name.clone(), filename.clone()));
+                uploads.push(Upload {
+                    field: name,
+                    filename,
+                    content_type: ctype,
+                    size,
+                    path: std::sync::Arc::new(temp),
+                });
+            }
+            None => {
+                let mut value = Vec::new();
+                while let Some(chunk) = next_chunk(&mut field, pause, &mut total, limit).await? {
+                    value.extend_from_slice(&chunk);
+                }
+                fields.push((name, String::from_utf8_lossy(&value).into_owned()));
+            }
+        }
+    }
+    Ok((fields, uploads))
+}
 
 impl BadRequest {
     pub fn json(msg: impl std::fmt::Display) -> BadRequest {

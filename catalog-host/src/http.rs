@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
@@ -18,7 +18,7 @@ use catalog_framework::web::{
     query_to_params, read_body, read_request_body, read_your_writes, BadRequest, PageRegistration,
     RoutesRegistration, SharedPage, JSON_TYPE,
 };
-use catalog_framework::web::{is_js_callback, path_after};
+use catalog_framework::web::{is_js_callback, path_after, read_multipart};
 use serde_json::json;
 
 /// The full router: the Action API, `/api` version probes, and every plugin's routes.
@@ -229,93 +229,6 @@ fn content_type(headers: &HeaderMap) -> String {
         .to_ascii_lowercase()
 }
 
-/// The next chunk of a multipart field, waiting at most `pause`; `total` counts the body's bytes
-/// so far, which must stay within `limit`.
-async fn next_chunk(
-    field: &mut axum::extract::multipart::Field<'_>,
-    pause: Duration,
-    total: &mut usize,
-    limit: usize,
-) -> Result<Option<bytes::Bytes>, BadRequest> {
-    let chunk = tokio::time::timeout(pause, field.chunk())
-        .await
-        .map_err(|_| BadRequest::timeout())?
-        .map_err(BadRequest::multipart)?;
-    if let Some(c) = &chunk {
-        *total += c.len();
-        if *total > limit {
-            return Err(BadRequest::too_large());
-        }
-    }
-    Ok(chunk)
-}
-
-/// A multipart body: fields in memory (bounded), files streamed to temporary files under the
-/// data directory, never whole in memory.
-async fn decode_multipart(
-    app: &AppState,
-    req: Request,
-    limit: usize,
-    pause: Duration,
-) -> Result<(Params, Vec<Upload>), BadRequest> {
-    let mut mp = axum::extract::Multipart::from_request(req, app)
-        .await
-        .map_err(BadRequest::multipart)?;
-    let mut fields = Vec::new();
-    let mut uploads = Vec::new();
-    let mut total = 0usize;
-    let tmp_dir = app.data_dir.join("tmp");
-    loop {
-        let next = tokio::time::timeout(pause, mp.next_field())
-            .await
-            .map_err(|_| BadRequest::timeout())?
-            .map_err(BadRequest::multipart)?;
-        let Some(mut field) = next else { break };
-        let name = field.name().unwrap_or("").to_string();
-        let filename = field.file_name().map(str::to_string);
-        let ctype = field.content_type().map(str::to_string);
-        match filename {
-            Some(filename) => {
-                tokio::fs::create_dir_all(&tmp_dir)
-                    .await
-                    .map_err(BadRequest::server)?;
-                let temp = tempfile::NamedTempFile::new_in(&tmp_dir)
-                    .map_err(BadRequest::server)?
-                    .into_temp_path();
-                let mut file = tokio::fs::File::create(&temp)
-                    .await
-                    .map_err(BadRequest::server)?;
-                let mut size = 0u64;
-                while let Some(chunk) = next_chunk(&mut field, pause, &mut total, limit).await? {
-                    size += chunk.len() as u64;
-                    tokio::io::AsyncWriteExt::write_all(&mut file, &chunk)
-                        .await
-                        .map_err(BadRequest::server)?;
-                }
-                tokio::io::AsyncWriteExt::flush(&mut file)
-                    .await
-                    .map_err(BadRequest::server)?;
-                fields.push((name.clone(), filename.clone()));
-                uploads.push(Upload {
-                    field: name,
-                    filename,
-                    content_type: ctype,
-                    size,
-                    path: std::sync::Arc::new(temp),
-                });
-            }
-            None => {
-                let mut value = Vec::new();
-                while let Some(chunk) = next_chunk(&mut field, pause, &mut total, limit).await? {
-                    value.extend_from_slice(&chunk);
-                }
-                fields.push((name, String::from_utf8_lossy(&value).into_owned()));
-            }
-        }
-    }
-    Ok((form_to_params(fields)?, uploads))
-}
-
 async fn decode_request(
     app: &AppState,
     side_effect_free: bool,
@@ -328,7 +241,8 @@ async fn decode_request(
     let pause = Duration::from_secs(app.config.catalog.server.body_read_timeout_secs.max(1));
 
     if ctype.starts_with("multipart/form-data") {
-        return decode_multipart(app, req, limit, pause).await;
+        let (fields, uploads) = read_multipart(app, req, limit, pause).await?;
+        return Ok((form_to_params(fields)?, uploads));
     }
 
     let body = read_body(req.into_body(), body_limit(app), pause).await?;

@@ -68,8 +68,9 @@ pub use package::{
     PACKAGE_COLS,
 };
 pub use refs::{
-    group_name_taken, group_public_package_refs, group_ref, organization_public_package_refs,
-    package_ref, public_package_refs, subquery, tag_public_package_refs,
+    deleted_refs, group_name_taken, group_public_package_refs, group_ref,
+    organization_public_package_refs, package_ref, public_package_refs, subquery,
+    tag_public_package_refs, DeletedRef,
 };
 pub use relationship::{
     purge_relationships_of, relationship_by_triple, relationships, relationships_of,

@@ -118,3 +118,47 @@ pub mod subquery {
         format!("SELECT id FROM package WHERE owner_org {organizations} AND private = false")
     }
 }
+
+/// A deleted dataset, organization or group (what a sysadmin's trash lists): its kind
+/// (`package`, `organization`, `group`), id, name and title.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeletedRef {
+    pub kind: &'static str,
+    pub id: String,
+    pub name: String,
+    pub title: Option<String>,
+}
+
+/// The deleted datasets, organizations and groups, at most `limit` of each kind, by name.
+pub async fn deleted_refs(conn: &mut AnyConnection, limit: i64) -> sqlx::Result<Vec<DeletedRef>> {
+    let mut out = Vec::new();
+    let packages: Vec<(String, String)> = sqlx::query_as(
+        "SELECT id, name FROM package WHERE state = 'deleted' ORDER BY name LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(&mut *conn)
+    .await?;
+    out.extend(packages.into_iter().map(|(id, name)| DeletedRef {
+        kind: "package",
+        id,
+        name,
+        title: None,
+    }));
+    for (kind, flag) in [("organization", true), ("group", false)] {
+        let rows: Vec<(String, String, Option<String>)> = sqlx::query_as(
+            "SELECT id, name, title FROM catalog_group \
+             WHERE state = 'deleted' AND is_organization = $1 ORDER BY name LIMIT $2",
+        )
+        .bind(flag)
+        .bind(limit)
+        .fetch_all(&mut *conn)
+        .await?;
+        out.extend(rows.into_iter().map(|(id, name, title)| DeletedRef {
+            kind,
+            id,
+            name,
+            title,
+        }));
+    }
+    Ok(out)
+}

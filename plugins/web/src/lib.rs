@@ -9,8 +9,11 @@
 //! See the book's theming chapter and examples/theme.
 #![forbid(unsafe_code)]
 
+mod admin;
+mod forms;
 mod i18n;
 mod pages;
+mod publish;
 mod render;
 mod session;
 pub mod templates;
@@ -32,6 +35,8 @@ pub struct Web {
     sessions: std::sync::OnceLock<session::Sessions>,
     /// The dataset pages' derived parts, by the hash of the dict they came from.
     derived: std::sync::Mutex<std::collections::HashMap<[u8; 32], Arc<pages::Derived>>>,
+    /// Anonymous visitors' dataset pages as rendered, by a hash of everything they show.
+    rendered: std::sync::Mutex<pages::RenderedPages>,
 }
 
 impl Web {
@@ -46,6 +51,16 @@ impl Web {
             map.clear();
         }
         map.insert(key, value);
+    }
+
+    fn rendered_get(&self, key: &[u8; 32]) -> Option<Arc<pages::Rendered>> {
+        let map = self.rendered.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(key)
+    }
+
+    fn rendered_put(&self, key: [u8; 32], value: Arc<pages::Rendered>) {
+        let mut map = self.rendered.lock().unwrap_or_else(|e| e.into_inner());
+        map.put(key, value);
     }
 
     /// The session secret and login limits, set up on first use (the secret may live in the
@@ -95,6 +110,7 @@ impl Plugin for WebPlugin {
             layers,
             sessions: std::sync::OnceLock::new(),
             derived: Default::default(),
+            rendered: Default::default(),
         });
         Ok(())
     }

@@ -14,7 +14,7 @@ use catalog_framework::web::{identify, page_alternates, SharedPage};
 use sha2::{Digest, Sha256};
 
 use crate::i18n::{self, Locale};
-use crate::render::{page, respond, Visit};
+use crate::render::{page, respond, respond_tagged, Visit};
 
 /// The built-in template set (layer 0).
 pub(crate) const BUILT_IN: &[(&str, &str)] = &[
@@ -34,6 +34,38 @@ pub(crate) const BUILT_IN: &[(&str, &str)] = &[
     (
         "user/api_tokens.html",
         include_str!("../templates/user/api_tokens.html"),
+    ),
+    (
+        "macros/form.html",
+        include_str!("../templates/macros/form.html"),
+    ),
+    (
+        "dataset/new.html",
+        include_str!("../templates/dataset/new.html"),
+    ),
+    (
+        "dataset/resource_form.html",
+        include_str!("../templates/dataset/resource_form.html"),
+    ),
+    (
+        "confirm_delete.html",
+        include_str!("../templates/confirm_delete.html"),
+    ),
+    (
+        "user/register.html",
+        include_str!("../templates/user/register.html"),
+    ),
+    (
+        "user/dashboard.html",
+        include_str!("../templates/user/dashboard.html"),
+    ),
+    (
+        "admin/config.html",
+        include_str!("../templates/admin/config.html"),
+    ),
+    (
+        "admin/trash.html",
+        include_str!("../templates/admin/trash.html"),
     ),
     ("home.html", include_str!("../templates/home.html")),
     ("error.html", include_str!("../templates/error.html")),
@@ -82,6 +114,13 @@ pub(crate) const BUILT_IN: &[(&str, &str)] = &[
 /// The templates the pages render (each is loaded at start-up, so a broken theme is found
 /// then).
 pub(crate) const TEMPLATES: &[&str] = &[
+    "dataset/new.html",
+    "dataset/resource_form.html",
+    "confirm_delete.html",
+    "user/register.html",
+    "user/dashboard.html",
+    "admin/config.html",
+    "admin/trash.html",
     "home.html",
     "user/login.html",
     "user/read.html",
@@ -121,6 +160,11 @@ pub(crate) const MESSAGES: &[&str] = &[
     "Login failed. Bad username or password.",
     "Too many failed logins: try again in 15 minutes.",
     "The form has expired: please send it again.",
+    "Unauthorized to register as a user.",
+    "The passwords you entered do not match.",
+    "You must add at least one data resource",
+    "The data could not be saved.",
+    "Missing value",
     "new package",
     "changed package",
     "deleted package",
@@ -161,7 +205,7 @@ const MAX_PAGE: usize = 500;
 const SITEMAP_URLS: usize = 10_000;
 
 pub(crate) fn routes() -> Router<AppState> {
-    let mut r = crate::user::routes(Router::new())
+    let mut r = crate::admin::routes(crate::publish::routes(crate::user::routes(Router::new())))
         .route("/robots.txt", get(robots))
         .route("/sitemap.xml", get(sitemap_index))
         .route("/sitemap/{file}", get(sitemap_file))
@@ -214,7 +258,8 @@ impl SharedPage for SharedHtml {
             return Some(home(app, &visit, &req.headers).await);
         }
         let id = last_segment(&req.uri);
-        Some(dataset(app, &visit, &req.headers, &id).await)
+        let query = req.uri.query().unwrap_or_default();
+        Some(dataset(app, &visit, &req.headers, &id, query).await)
     }
 }
 
@@ -321,7 +366,7 @@ async fn dataset_prefixed(
 ) -> Response {
     let visit = visit(&app, &uri, &headers).await;
     let id = last_segment(&uri);
-    dataset(&app, &visit, &headers, &id).await
+    dataset(&app, &visit, &headers, &id, uri.query().unwrap_or_default()).await
 }
 
 /// `/`: the site's title, intro and logo, a search box, counts, recent datasets, the largest
@@ -608,35 +653,166 @@ async fn derived(app: &AppState, ctx: &mut ActionContext, d: &Value) -> Arc<Deri
     out
 }
 
-/// `/dataset/<name or id>`.
-async fn dataset(app: &AppState, visit: &Visit, headers: &HeaderMap, id: &str) -> Response {
-    let mut ctx = visit.context(app);
-    let d = match ctx.call("package_show", params(json!({"id": id}))).await {
-        Ok(d) => d,
+/// A dataset page as rendered for anonymous visitors: the body, its ETag and modification
+/// time.
+pub(crate) struct Rendered {
+    body: bytes::Bytes,
+    etag: String,
+    modified: Option<String>,
+}
+
+/// The rendered pages kept, bounded in bytes and entries: past either bound the table starts
+/// again empty.
+#[derive(Default)]
+pub(crate) struct RenderedPages {
+    pages: std::collections::HashMap<[u8; 32], Arc<Rendered>>,
+    bytes: usize,
+}
+
+const RENDERED_BYTES: usize = 64 * 1024 * 1024;
+const RENDERED_ENTRIES: usize = 4_096;
+
+impl RenderedPages {
+    pub(crate) fn get(&self, key: &[u8; 32]) -> Option<Arc<Rendered>> {
+        self.pages.get(key).cloned()
+    }
+
+    pub(crate) fn put(&mut self, key: [u8; 32], page: Arc<Rendered>) {
+        if self.pages.len() >= RENDERED_ENTRIES || self.bytes + page.body.len() > RENDERED_BYTES {
+            self.pages.clear();
+            self.bytes = 0;
+        }
+        self.bytes += page.body.len();
+        if let Some(old) = self.pages.insert(key, page) {
+            self.bytes -= old.body.len();
+        }
+    }
+}
+
+/// The key of an anonymous visitor's dataset page: everything the page shows — the dataset's
+/// JSON as `package_show` gave it, the language, the path and query (the language links), and
+/// the site's settings that can change at run time.
+fn rendered_key(app: &AppState, visit: &Visit, json: &str, raw_query: &str) -> [u8; 32] {
+    let mut h = Sha256::new();
+    let (title, description) = (app.site_title(), app.site_description());
+    let logo = app.site_setting("catalog.site_logo");
+    let parts: [&str; 8] = [
+        json,
+        visit.locale.code,
+        visit.prefix.as_str(),
+        visit.path.as_str(),
+        raw_query,
+        title.as_ref(),
+        description.as_ref(),
+        logo.as_ref(),
+    ];
+    for part in parts {
+        h.update(part.as_bytes());
+        h.update([0u8]);
+    }
+    h.finalize().into()
+}
+
+/// `/dataset/<name or id>`. An anonymous visitor's page is kept rendered (see
+/// [`rendered_key`]): a visit that finds it only hashes the dataset's JSON.
+async fn dataset(
+    app: &AppState,
+    visit: &Visit,
+    headers: &HeaderMap,
+    id: &str,
+    raw_query: &str,
+) -> Response {
+    let answer = match visit
+        .context(app)
+        .run_top_answer("package_show", params(json!({"id": id})))
+        .await
+    {
+        Ok(a) => a,
         Err(e) => return error_page(app, visit, headers, &e, "Dataset not found"),
     };
+    let key = match (&answer, &visit.user) {
+        (catalog_framework::registry::Answer::Serialized(s), None) => {
+            Some(rendered_key(app, visit, s.json(), raw_query))
+        }
+        _ => None,
+    };
+    let web = app.extension::<crate::Web>();
+    if let (Some(key), Some(web)) = (&key, web) {
+        if let Some(hit) = web.rendered_get(key) {
+            return respond_tagged(
+                headers,
+                StatusCode::OK,
+                "text/html; charset=utf-8",
+                hit.body.clone(),
+                &hit.etag,
+                hit.modified.as_deref(),
+            );
+        }
+    }
+    let d = answer.into_value();
+    let mut ctx = visit.context(app);
     let name = d["name"].as_str().unwrap_or_default().to_string();
     let site = app.config.site_url().to_string();
     let derived = derived(app, &mut ctx, &d).await;
     let has_activity = ctx.has_action("package_activity_list");
+    // What a logged-in visitor may do here (anonymous pages skip both calls).
+    let (can_edit, following) = match &visit.user {
+        Some(_) => {
+            let edit = ctx
+                .check_access("package_update", &params(json!({"id": d["id"]})))
+                .await
+                .is_ok();
+            let following = ctx
+                .call("am_following_dataset", params(json!({"id": d["id"]})))
+                .await
+                .ok()
+                .map(|v| v == json!(true));
+            (edit, following)
+        }
+        None => (false, None),
+    };
     let alternates = alternates(app, "/dataset/{file}", &format!("/dataset/{name}"), "");
     let modified = d["metadata_modified"].as_str().map(str::to_string);
-    page(
-        app,
-        visit,
+    // The follow button is a form: a logged-in visitor's page carries a CSRF token.
+    let (csrf_token, csrf_cookie) = match (&visit.user, crate::forms::sessions(app)) {
+        (Some(_), Some(s)) => {
+            let (t, c) = s.csrf(headers);
+            (Some(t), c)
+        }
+        _ => (None, None),
+    };
+    let values = json!({
+        "csrf_field": crate::session::CSRF_FIELD,
+        "csrf_token": csrf_token,
+        "pkg": d,
+        "notes_html": derived.notes_html,
+        "has_activity": has_activity,
+        "can_edit": can_edit,
+        "following": following,
+        "alternates": alternates,
+        "jsonld": derived.jsonld,
+        "canonical": format!("{site}/dataset/{name}"),
+    });
+    let Some(body) = crate::render::render(app, visit, "dataset/read.html", values) else {
+        return crate::render::render_failed();
+    };
+    let rendered = Arc::new(Rendered {
+        etag: crate::render::etag_of(body.as_bytes()),
+        body: bytes::Bytes::from(body),
+        modified,
+    });
+    if let (Some(key), Some(web)) = (key, web) {
+        web.rendered_put(key, rendered.clone());
+    }
+    let r = respond_tagged(
         headers,
-        "dataset/read.html",
         StatusCode::OK,
-        json!({
-            "pkg": d,
-            "notes_html": derived.notes_html,
-            "has_activity": has_activity,
-            "alternates": alternates,
-            "jsonld": derived.jsonld,
-            "canonical": format!("{site}/dataset/{name}"),
-        }),
-        modified.as_deref(),
-    )
+        "text/html; charset=utf-8",
+        rendered.body.clone(),
+        &rendered.etag,
+        rendered.modified.as_deref(),
+    );
+    crate::forms::with_cookie(r, csrf_cookie)
 }
 
 /// `/dataset/activity/<name or id>`: the dataset's activity stream (CKAN 2.10's tab of its
@@ -722,13 +898,21 @@ async fn resource(
     .await
     .unwrap_or_default();
     let modified = d["metadata_modified"].as_str().map(str::to_string);
+    let can_edit = visit.user.is_some()
+        && ctx
+            .check_access("package_update", &params(json!({"id": d["id"]})))
+            .await
+            .is_ok();
     page(
         &app,
         &visit,
         &headers,
         "dataset/resource_read.html",
         StatusCode::OK,
-        json!({"pkg": d, "res": res, "views": views, "description_html": description_html}),
+        json!({
+            "pkg": d, "res": res, "views": views, "description_html": description_html,
+            "can_edit": can_edit,
+        }),
         modified.as_deref(),
     )
 }

@@ -33,7 +33,33 @@ pub(crate) fn environment(layers: Arc<Layers>) -> Environment<'static> {
     env.add_filter("truncate", truncate);
     env.add_filter("filesize", filesize);
     env.add_filter("date", date);
+    env.add_filter("safe_url", safe_url);
     env
+}
+
+/// A link target safe to put in `href`/`src`: an http(s), ftp or mailto URL, or a path; any
+/// other scheme (`javascript:`, `data:`, `vbscript:` …) becomes `#`. Stored URLs are whatever a
+/// publisher typed: CKAN keeps them as given, the page must not make them run.
+fn safe_url(v: minijinja::Value) -> String {
+    let s = v.as_str().unwrap_or_default().trim();
+    let scheme_end = s.find(':');
+    let first_delim = s.find(['/', '?', '#']);
+    let has_scheme = matches!((scheme_end, first_delim), (Some(c), Some(d)) if c < d)
+        || (scheme_end.is_some() && first_delim.is_none());
+    if !has_scheme {
+        return s.to_string();
+    }
+    let scheme = s[..scheme_end.unwrap_or_default()].to_ascii_lowercase();
+    if ["http", "https", "ftp", "ftps", "mailto"].contains(&scheme.as_str()) {
+        s.to_string()
+    } else {
+        "#".to_string()
+    }
+}
+
+/// `msgid` in the language `lang` (the msgid itself when untranslated).
+pub(crate) fn translate(lang: &str, msgid: &str) -> String {
+    catalogs().get(lang, msgid).to_string()
 }
 
 fn gettext(state: &State, msgid: &str, kwargs: Kwargs) -> Result<String, minijinja::Error> {
@@ -231,6 +257,7 @@ impl Visit {
                 "url": app.config.site_url(),
             },
             "user": self.user.as_ref().map(|u| json!({"name": u.name, "sysadmin": u.sysadmin})),
+            "register_open": app.config.catalog.auth.create_user_via_web,
             "locales": locales,
             "query": self.query,
             "path": self.path,
@@ -238,9 +265,38 @@ impl Visit {
     }
 }
 
-/// Renders `template` with the visit's common values and the page's `values` (a JSON object),
-/// answering with `status`, an ETag of the body (a matching `If-None-Match` is a 304) and,
-/// when given, `Last-Modified`.
+/// Renders `template` with the visit's common values and the page's `values` (a JSON object);
+/// `None` when the template failed (logged; answer with [`render_failed`]).
+pub(crate) fn render(
+    app: &AppState,
+    visit: &Visit,
+    template: &str,
+    values: Value,
+) -> Option<String> {
+    let web = app.extension::<Web>()?;
+    let mut ctx = visit.common(app);
+    if let (Some(c), Value::Object(v)) = (ctx.as_object_mut(), values) {
+        c.extend(v);
+    }
+    web.env
+        .get_template(template)
+        .and_then(|t| t.render(minijinja::Value::from_serialize(&ctx)))
+        .map_err(|e| tracing::error!(template, "a page failed to render: {e:#}"))
+        .ok()
+}
+
+/// The answer when a page could not be rendered.
+pub(crate) fn render_failed() -> Response {
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        "The page could not be shown.",
+    )
+        .into_response()
+}
+
+/// Renders `template` (see [`render`]), answering with `status`, an ETag of the body (a
+/// matching `If-None-Match` is a 304) and, when given, `Last-Modified`.
 pub(crate) fn page(
     app: &AppState,
     visit: &Visit,
@@ -250,30 +306,15 @@ pub(crate) fn page(
     values: Value,
     modified: Option<&str>,
 ) -> Response {
-    let Some(web) = app.extension::<Web>() else {
-        return (StatusCode::NOT_FOUND, "Not found").into_response();
-    };
-    let mut ctx = visit.common(app);
-    if let (Some(c), Value::Object(v)) = (ctx.as_object_mut(), values) {
-        c.extend(v);
+    match render(app, visit, template, values) {
+        Some(body) => respond(headers, status, "text/html; charset=utf-8", body, modified),
+        None => render_failed(),
     }
-    let body = match web
-        .env
-        .get_template(template)
-        .and_then(|t| t.render(minijinja::Value::from_serialize(&ctx)))
-    {
-        Ok(body) => body,
-        Err(e) => {
-            tracing::error!(template, "a page failed to render: {e:#}");
-            return (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-                "The page could not be shown.",
-            )
-                .into_response();
-        }
-    };
-    respond(headers, status, "text/html; charset=utf-8", body, modified)
+}
+
+/// A strong ETag of a body.
+pub(crate) fn etag_of(body: &[u8]) -> String {
+    format!("\"{}\"", hex::encode(&Sha256::digest(body)[..12]))
 }
 
 /// A text answer with an ETag (a strong hash of the body) and a 304 for a matching
@@ -285,21 +326,26 @@ pub(crate) fn respond(
     body: String,
     modified: Option<&str>,
 ) -> Response {
-    let etag = format!(
-        "\"{}\"",
-        hex::encode(&Sha256::digest(body.as_bytes())[..12])
-    );
-    let mut extra: Vec<(header::HeaderName, String)> = vec![
-        (header::ETAG, etag.clone()),
-        (
-            header::VARY,
-            "Accept-Language, Authorization, X-CKAN-API-Key, X-CATALOG-API-Key, Cookie".into(),
-        ),
-        (header::CACHE_CONTROL, "private, no-cache".into()),
-    ];
-    if let Some(when) = modified.and_then(http_date) {
-        extra.push((header::LAST_MODIFIED, when));
-    }
+    let etag = etag_of(body.as_bytes());
+    respond_tagged(
+        headers,
+        status,
+        content_type,
+        bytes::Bytes::from(body),
+        &etag,
+        modified,
+    )
+}
+
+/// [`respond`] with the body's ETag known already (a page kept rendered).
+pub(crate) fn respond_tagged(
+    headers: &HeaderMap,
+    status: StatusCode,
+    content_type: &'static str,
+    body: bytes::Bytes,
+    etag: &str,
+    modified: Option<&str>,
+) -> Response {
     let matches = status == StatusCode::OK
         && headers
             .get(header::IF_NONE_MATCH)
@@ -313,10 +359,25 @@ pub(crate) fn respond(
     } else {
         (status, [(header::CONTENT_TYPE, content_type)], body).into_response()
     };
-    for (name, value) in extra {
-        if let Ok(v) = HeaderValue::from_str(&value) {
-            response.headers_mut().insert(name, v);
-        }
+    let h = response.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(etag) {
+        h.insert(header::ETAG, v);
+    }
+    h.insert(
+        header::VARY,
+        HeaderValue::from_static(
+            "Accept-Language, Authorization, X-CKAN-API-Key, X-CATALOG-API-Key, Cookie",
+        ),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-cache"),
+    );
+    if let Some(v) = modified
+        .and_then(http_date)
+        .and_then(|w| HeaderValue::from_str(&w).ok())
+    {
+        h.insert(header::LAST_MODIFIED, v);
     }
     response
 }
@@ -330,6 +391,28 @@ fn http_date(iso: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_safe_link_targets() {
+        for ok in [
+            "https://example.org/a.csv",
+            "HTTP://x",
+            "/dataset/x",
+            "a.csv",
+            "mailto:a@b",
+            "x?y=a:b",
+        ] {
+            assert_eq!(safe_url(ok.into()), ok, "{ok}");
+        }
+        for bad in [
+            "javascript:alert(1)",
+            " JavaScript:alert(1)",
+            "data:text/html,<b>",
+            "vbscript:x",
+        ] {
+            assert_eq!(safe_url(bad.into()), "#", "{bad}");
+        }
+    }
 
     #[test]
     fn sizes_and_dates_for_people() {

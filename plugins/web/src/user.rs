@@ -3,24 +3,31 @@
 //! the owner's or a sysadmin's).
 
 use axum::extract::{OriginalUri, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use catalog_framework::prelude::*;
-use catalog_framework::web::read_body;
 
+use crate::forms::{
+    came_from, checked_form, field, form_page, read_form, redirect, sessions, to_login, with_cookie,
+};
 use crate::i18n;
 use crate::pages::{error_page, params, run_search, visit};
 use crate::render::{page, Visit};
-use crate::session::{Sessions, CSRF_FIELD};
-use crate::Web;
+use crate::session::CSRF_FIELD;
 
 pub(crate) fn routes(mut r: Router<AppState>) -> Router<AppState> {
     for p in i18n::prefixes() {
         r = r
             .route(&format!("{p}/user/login"), get(login_form).post(login))
             .route(&format!("{p}/user/_logout"), get(logout))
+            .route(
+                &format!("{p}/user/register"),
+                get(register_form).post(register),
+            )
+            .route(&format!("{p}/dashboard"), get(dashboard))
+            .route(&format!("{p}/dashboard/"), get(dashboard))
             .route(&format!("{p}/user/{{id}}"), get(user_page))
             .route(
                 &format!("{p}/user/{{id}}/api-tokens"),
@@ -32,79 +39,6 @@ pub(crate) fn routes(mut r: Router<AppState>) -> Router<AppState> {
             );
     }
     r
-}
-
-fn sessions(app: &AppState) -> Option<&Sessions> {
-    app.extension::<Web>().map(|w| w.sessions(app))
-}
-
-/// The largest form body read: these forms hold a few short fields.
-const FORM_BYTES: usize = 64 * 1024;
-
-/// A form body's fields (at most 100), or `None` for a body over [`FORM_BYTES`].
-async fn read_form(app: &AppState, body: axum::body::Body) -> Option<Vec<(String, String)>> {
-    let pause =
-        std::time::Duration::from_secs(app.config.catalog.server.body_read_timeout_secs.max(1));
-    let bytes = read_body(body, FORM_BYTES, pause).await.ok()?;
-    Some(
-        form_urlencoded::parse(&bytes)
-            .take(100)
-            .map(|(k, v)| (k.into_owned(), v.into_owned()))
-            .collect(),
-    )
-}
-
-fn field<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    form.iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
-}
-
-/// Adds a `Set-Cookie`.
-fn with_cookie(mut r: Response, cookie: Option<String>) -> Response {
-    if let Some(v) = cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
-        r.headers_mut().append(header::SET_COOKIE, v);
-    }
-    r
-}
-
-fn redirect(to: &str) -> Response {
-    let mut r = StatusCode::SEE_OTHER.into_response();
-    if let Ok(v) = HeaderValue::from_str(to) {
-        r.headers_mut().insert(header::LOCATION, v);
-    }
-    r
-}
-
-/// A form page: the template with a CSRF token (and its cookie, for a first visit), never
-/// stored by a cache.
-fn form_page(
-    app: &AppState,
-    visit: &Visit,
-    headers: &HeaderMap,
-    template: &str,
-    status: StatusCode,
-    mut values: Value,
-) -> Response {
-    let Some(sessions) = sessions(app) else {
-        return StatusCode::NOT_FOUND.into_response();
-    };
-    let (token, cookie) = sessions.csrf(headers);
-    values["csrf_field"] = json!(CSRF_FIELD);
-    values["csrf_token"] = json!(token);
-    let mut r = with_cookie(
-        page(app, visit, headers, template, status, values, None),
-        cookie,
-    );
-    r.headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    r
-}
-
-/// A local path to go back to after logging in (`came_from`), nothing else.
-fn came_from(raw: Option<&str>) -> Option<String> {
-    raw.filter(|p| p.starts_with('/') && !p.starts_with("//") && !p.contains('\\'))
-        .map(str::to_string)
 }
 
 async fn login_form(
@@ -132,7 +66,10 @@ async fn login(State(app): State<AppState>, req: Request) -> Response {
     let Some(sessions) = sessions(&app) else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    let form = read_form(&app, body).await.unwrap_or_default();
+    let form = read_form(&app, &parts.headers, body)
+        .await
+        .unwrap_or_default()
+        .fields;
     let account = field(&form, "login").unwrap_or_default().trim().to_string();
     let retry = |status: StatusCode, error: &str| {
         form_page(
@@ -263,9 +200,7 @@ async fn tokens(
     error: Option<String>,
 ) -> Response {
     if visit.user.is_none() {
-        let back = format!("{}/user/{id}/api-tokens", visit.prefix);
-        let q = crate::render::query_string(&[("came_from".to_string(), back)]);
-        return redirect(&format!("{}/user/login{q}", visit.prefix));
+        return to_login(visit, &format!("{}/user/{id}/api-tokens", visit.prefix));
     }
     let mut ctx = visit.context(app);
     let list = match ctx
@@ -311,29 +246,6 @@ fn user_segment(path: &str) -> String {
         .into_owned()
 }
 
-/// The form's CSRF token checked, then its fields; `Err` is the answer to give instead.
-async fn checked_form(
-    app: &AppState,
-    visit: &Visit,
-    headers: &HeaderMap,
-    body: axum::body::Body,
-) -> Result<Vec<(String, String)>, Response> {
-    let sessions = sessions(app).ok_or_else(|| StatusCode::NOT_FOUND.into_response())?;
-    let form = read_form(app, body).await.unwrap_or_default();
-    if !sessions.csrf_ok(headers, field(&form, CSRF_FIELD)) {
-        return Err(page(
-            app,
-            visit,
-            headers,
-            "error.html",
-            StatusCode::FORBIDDEN,
-            json!({"status": 403, "message": "The form has expired: please send it again."}),
-            None,
-        ));
-    }
-    Ok(form)
-}
-
 /// `POST /user/<id>/api-tokens`: `name`; the new token is shown once, on this answer only.
 async fn token_create(State(app): State<AppState>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
@@ -346,7 +258,7 @@ async fn token_create(State(app): State<AppState>, req: Request) -> Response {
     if visit.user.is_none() {
         return tokens(&app, &visit, &parts.headers, &id, None, None).await;
     }
-    let name = field(&form, "name").unwrap_or_default().to_string();
+    let name = form.text("name");
     // A write runs as the Action API runs it: its own transaction, committed before the answer.
     match visit
         .context(&app)
@@ -398,4 +310,166 @@ async fn token_revoke(State(app): State<AppState>, req: Request) -> Response {
         Ok(_) => redirect(&format!("{}/user/{id}/api-tokens", visit.prefix)),
         Err(e) => error_page(&app, &visit, &parts.headers, &e, "User not found"),
     }
+}
+
+/// The registration form's fields (CKAN's names).
+const REGISTER_FIELDS: &[&str] = &["name", "fullname", "email"];
+
+/// Registration is open only with `catalog.auth.create_user_via_web` (CKAN's
+/// `ckan.auth.create_user_via_web`, default off); else a 403 page.
+fn registration_closed(app: &AppState, visit: &Visit, headers: &HeaderMap) -> Option<Response> {
+    if app.config.catalog.auth.create_user_via_web {
+        return None;
+    }
+    Some(page(
+        app,
+        visit,
+        headers,
+        "error.html",
+        StatusCode::FORBIDDEN,
+        json!({"status": 403, "message": "Unauthorized to register as a user."}),
+        None,
+    ))
+}
+
+fn register_page(
+    app: &AppState,
+    visit: &Visit,
+    headers: &HeaderMap,
+    data: Value,
+    errors: Value,
+) -> Response {
+    let status = if errors.as_object().is_some_and(|m| !m.is_empty()) {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::OK
+    };
+    form_page(
+        app,
+        visit,
+        headers,
+        "user/register.html",
+        status,
+        json!({"data": data, "errors": errors}),
+    )
+}
+
+async fn register_form(
+    State(app): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    let visit = visit(&app, &uri, &headers).await;
+    if let Some(r) = registration_closed(&app, &visit, &headers) {
+        return r;
+    }
+    register_page(&app, &visit, &headers, json!({}), json!({}))
+}
+
+/// `POST /user/register`: `name`, `fullname`, `email`, `password1`, `password2`; the account
+/// is made by `user_create` (its rules for names, e-mails and passwords) and logged in.
+/// Attempts count against the address as failed logins do.
+async fn register(State(app): State<AppState>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let visit = visit(&app, &parts.uri, &parts.headers).await;
+    if let Some(r) = registration_closed(&app, &visit, &parts.headers) {
+        return r;
+    }
+    let form = match checked_form(&app, &visit, &parts.headers, body).await {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    let Some(sessions) = sessions(&app) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let mut data = serde_json::Map::new();
+    for f in REGISTER_FIELDS {
+        data.insert((*f).into(), json!(form.text(f)));
+    }
+    let data = Value::Object(data);
+    // Counted under a key no login can have (a login never holds NUL), so registering never
+    // locks a real account; the address's limit is the one that bites.
+    let attempt = format!("\0register:{}", form.text("name"));
+    if !sessions.may_try(&attempt, &parts) {
+        let errors = json!({"__form": "Too many failed logins: try again in 15 minutes."});
+        return register_page(&app, &visit, &parts.headers, data, errors);
+    }
+    // Every attempt counts against the address: accounts cannot be made in bulk.
+    sessions.failed(&attempt, &parts);
+    let password = form.get("password1").unwrap_or_default().to_string();
+    if password != form.get("password2").unwrap_or_default() {
+        let errors = json!({"password2": "The passwords you entered do not match."});
+        return register_page(&app, &visit, &parts.headers, data, errors);
+    }
+    let mut p = params(data.clone());
+    p.insert("password".into(), json!(password));
+    // The web's own rule was checked above (CKAN's user_create auth: create_user_via_web
+    // for a visitor of the site, create_user_via_api for the API).
+    let mut ctx = ActionContext::new(app.clone(), None);
+    ctx.ignore_auth = true;
+    match ctx.run_top("user_create", p).await {
+        Ok(user) => {
+            let id = user["id"].as_str().unwrap_or_default();
+            with_cookie(
+                redirect(&format!("{}/dashboard", visit.prefix)),
+                Some(sessions.session_cookie(id)),
+            )
+        }
+        Err(e) if e.kind == ErrorKind::Validation => {
+            let mut errors = crate::forms::field_errors(&e);
+            if let Some(m) = errors.as_object_mut() {
+                if let Some(pw) = m.remove("password") {
+                    m.insert("password1".into(), pw);
+                }
+            }
+            register_page(&app, &visit, &parts.headers, data, errors)
+        }
+        Err(e) => error_page(&app, &visit, &parts.headers, &e, "User not found"),
+    }
+}
+
+/// `/dashboard`: the news feed of what the visitor follows, and their own datasets (drafts
+/// and private ones included).
+async fn dashboard(
+    State(app): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    let visit = visit(&app, &uri, &headers).await;
+    let Some(user) = visit.user.clone() else {
+        return to_login(&visit, &format!("{}/dashboard", visit.prefix));
+    };
+    let mut ctx = visit.context(&app);
+    let activity = if ctx.has_action("dashboard_activity_list") {
+        ctx.call("dashboard_activity_list", params(json!({"limit": 20})))
+            .await
+            .unwrap_or_else(|_| json!([]))
+    } else {
+        json!([])
+    };
+    let mine = ctx
+        .call(
+            "package_search",
+            params(json!({
+                "fq": format!("creator_user_id:\"{}\"", user.id),
+                "rows": 20, "sort": "metadata_modified desc",
+                "include_private": true, "include_drafts": true,
+            })),
+        )
+        .await
+        .unwrap_or_else(|_| json!({"count": 0, "results": []}));
+    let mut r = page(
+        &app,
+        &visit,
+        &headers,
+        "user/dashboard.html",
+        StatusCode::OK,
+        json!({"activity": activity, "datasets": mine["results"], "dataset_count": mine["count"]}),
+        None,
+    );
+    r.headers_mut().insert(
+        axum::http::header::CACHE_CONTROL,
+        HeaderValue::from_static("no-store"),
+    );
+    r
 }

@@ -11,7 +11,10 @@ use catalog_plugin_search_tantivy as _;
 use catalog_plugin_views as _;
 use catalog_plugin_web as _;
 
+mod common;
+
 use catalog_host::testkit::{stores, StoreKind, TestServer};
+use common::{client, csrf_token, set_cookie};
 use reqwest::header::{ACCEPT, ACCEPT_LANGUAGE, ETAG, IF_NONE_MATCH, LAST_MODIFIED};
 use reqwest::StatusCode;
 use serde_json::json;
@@ -63,13 +66,6 @@ async fn server(kind: StoreKind) -> TestServer {
     )
     .await;
     s
-}
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
 }
 
 async fn get(s: &TestServer, path: &str) -> (StatusCode, String) {
@@ -469,25 +465,6 @@ async fn hostile_query_strings_get_pages_not_errors() {
             2
         );
     }
-}
-
-/// The `name=value` of a `Set-Cookie` named `name` in an answer.
-fn set_cookie(r: &reqwest::Response, name: &str) -> Option<String> {
-    r.headers()
-        .get_all(reqwest::header::SET_COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|v| v.starts_with(&format!("{name}=")))
-        .map(str::to_string)
-}
-
-/// The value of the hidden `_csrf_token` field of a page.
-fn csrf_token(page: &str) -> String {
-    let at = page
-        .find("name=\"_csrf_token\" value=\"")
-        .expect("a CSRF field")
-        + 26;
-    page[at..at + page[at..].find('"').unwrap()].to_string()
 }
 
 #[tokio::test]

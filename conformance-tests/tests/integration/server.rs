@@ -11,6 +11,7 @@ use catalog_plugin_schema as _;
 use catalog_plugin_search_postgres as _;
 use catalog_plugin_search_tantivy as _;
 use catalog_plugin_views as _;
+use catalog_plugin_web as _;
 
 use catalog_host::testkit::{StoreKind, TestServer};
 

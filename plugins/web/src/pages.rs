@@ -429,8 +429,21 @@ async fn home(app: &AppState, visit: &Visit, headers: &HeaderMap) -> Response {
 fn alternates(app: &AppState, route: &str, path: &str, query: &str) -> Value {
     page_alternates(app, route, path, query)
         .into_iter()
-        .map(|(media, href)| json!({"type": media, "href": href}))
+        .map(|(media, href)| json!({"type": media, "href": href, "label": format_label(&media)}))
         .collect()
+}
+
+/// What people call an RDF serialization (the media type when we have no name for it).
+fn format_label(media: &str) -> String {
+    match media {
+        "application/rdf+xml" => "RDF/XML",
+        "text/turtle" => "Turtle",
+        "text/n3" => "N3",
+        "application/ld+json" => "JSON-LD",
+        "application/n-triples" => "N-Triples",
+        other => other,
+    }
+    .to_string()
 }
 
 /// A search filter term: `key:"value"` with the value's quotes and backslashes escaped.

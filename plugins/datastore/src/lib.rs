@@ -1,0 +1,149 @@
+//! The DataStore (CKAN's `datastore` extension): the rows of a tabular resource in a table of
+//! their own, written with `datastore_create` / `datastore_upsert` / `datastore_delete` /
+//! `datastore_records_delete` and read with `datastore_search` and `datastore_info`, on SQLite
+//! (a table per resource plus an FTS5 index) and PostgreSQL (a table per resource in the
+//! schema `datastore`, a `_full_text` tsvector kept by a trigger, with a GIN index).
+//!
+//! Who may do what follows CKAN: writing needs `package_update` on the resource's dataset,
+//! reading needs read access to the dataset (a private dataset's rows stay private). A
+//! resource or dataset that is deleted loses its tables. See docs/DATASTORE.md.
+#![forbid(unsafe_code)]
+
+mod actions;
+mod table;
+mod types;
+
+use catalog_framework::events::{Change, DomainEvent, Entity, EventSubscriber};
+use catalog_framework::prelude::*;
+
+/// The plugin: its migration (the table of tables, and on PostgreSQL the schema and the
+/// full-text trigger function).
+pub struct DatastorePlugin;
+
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: "0001_datastore",
+    sqlite: include_str!("../migrations/0001_sqlite.sql"),
+    postgres: include_str!("../migrations/0001_postgres.sql"),
+}];
+
+impl Plugin for DatastorePlugin {
+    fn name(&self) -> &'static str {
+        "datastore"
+    }
+
+    fn migrations(&self) -> &'static [Migration] {
+        MIGRATIONS
+    }
+}
+
+/// Whether the dataset's auth function `action` lets the caller through.
+async fn dataset_allows(ctx: &mut ActionContext, action: &str, data: &Params) -> CkanResult<bool> {
+    let package_id = data
+        .get("package_id")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if package_id.is_empty() {
+        return Ok(false);
+    }
+    let mut p = Params::new();
+    p.insert("id".into(), json!(package_id));
+    match ctx.check_access(action, &p).await {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind == ErrorKind::Authorization => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+fn refuse(ctx: &ActionContext, what: &str, data: &Params) -> CkanError {
+    let rid = data
+        .get("resource_id")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    not_authorized(format!(
+        "User {} not authorized to {what} resource {rid}",
+        ctx.user_name()
+    ))
+}
+
+/// `datastore_create`, `_upsert`, `_delete`: CKAN's `datastore_auth` with `resource_update`,
+/// which is the dataset's `package_update`.
+struct WriteAuth;
+
+#[async_trait]
+impl AuthFunction for WriteAuth {
+    async fn check(&self, ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
+        if dataset_allows(ctx, "package_update", data).await? {
+            Ok(())
+        } else {
+            Err(refuse(ctx, "update", data))
+        }
+    }
+}
+
+/// `datastore_search`, `datastore_info`: read access to the resource's dataset (anonymous
+/// visitors read public datasets' rows).
+struct ReadAuth;
+
+#[async_trait]
+impl AuthFunction for ReadAuth {
+    fn allow_anonymous(&self) -> bool {
+        true
+    }
+    async fn check(&self, ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
+        if dataset_allows(ctx, "package_show", data).await? {
+            Ok(())
+        } else {
+            Err(refuse(ctx, "read", data))
+        }
+    }
+}
+
+register_plugin!(DatastorePlugin);
+register_auth!("datastore_create", WriteAuth);
+register_auth!("datastore_upsert", WriteAuth);
+register_auth!("datastore_delete", WriteAuth);
+register_auth!("datastore_search", ReadAuth);
+register_auth!("datastore_info", ReadAuth);
+
+register_typed_actions! {
+    write datastore_create(actions::DatastoreCreateParams) => actions::datastore_create;
+    write datastore_upsert(actions::DatastoreUpsertParams) => actions::datastore_upsert;
+    write datastore_delete(actions::DatastoreDeleteParams) => actions::datastore_delete;
+    write datastore_records_delete(actions::DatastoreRecordsDeleteParams) => actions::datastore_records_delete;
+    read datastore_info(actions::DatastoreInfoParams) => actions::datastore_info;
+    read datastore_search(actions::DatastoreSearchParams) => actions::datastore_search;
+}
+
+/// Drops the tables of resources that are deleted, directly or with their dataset, in the
+/// deleting call's transaction.
+struct DropTables;
+
+#[async_trait]
+impl EventSubscriber for DropTables {
+    async fn on_event(&self, ctx: &mut ActionContext, event: &DomainEvent) -> CkanResult<()> {
+        if !matches!(event.change, Change::Deleted | Change::Purged) {
+            return Ok(());
+        }
+        let ids: Vec<String> = match event.entity {
+            Entity::Resource => vec![event.id.clone()],
+            Entity::Package => event
+                .before
+                .as_ref()
+                .and_then(|d| d["resources"].as_array().cloned())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|r| r["id"].as_str().map(str::to_string))
+                .collect(),
+            _ => return Ok(()),
+        };
+        let backend = ctx.app.store.backend;
+        for id in ids {
+            if let Some(meta) = table::load(ctx.db().await?, &id).await? {
+                table::drop(ctx.db().await?, backend, &meta).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+register_event_subscriber!("datastore", DropTables);

@@ -1,0 +1,482 @@
+//! A resource's table: what the DataStore records of it (`datastore_table`), its DDL on
+//! SQLite and PostgreSQL, writing rows and reading them back. Table names are made from a hash
+//! of the resource id, never from user text; column names are checked (CKAN's rules) and
+//! always quoted.
+
+use catalog_framework::prelude::*;
+use catalog_framework::store::Backend;
+use sha2::{Digest, Sha256};
+use sqlx::any::AnyArguments;
+use sqlx::query::Query;
+use sqlx::{Any, AnyConnection, Row};
+
+use crate::types::{parse_type, quote, Cell, FieldType};
+
+/// A column: its id, its type and CKAN's free-form `info`.
+#[derive(Debug, Clone)]
+pub(crate) struct Field {
+    pub(crate) id: String,
+    pub(crate) ftype: FieldType,
+    pub(crate) info: Option<Value>,
+}
+
+impl Field {
+    /// The field as `datastore_search` and `datastore_info` report it.
+    pub(crate) fn to_json(&self) -> Value {
+        let mut m = serde_json::Map::new();
+        m.insert("id".into(), json!(self.id));
+        m.insert("type".into(), json!(self.ftype.reported));
+        if let Some(info) = self.info.as_ref().filter(|i| !is_empty(i)) {
+            m.insert("info".into(), info.clone());
+        }
+        Value::Object(m)
+    }
+}
+
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Object(m) => m.is_empty(),
+        _ => false,
+    }
+}
+
+/// What the DataStore records of a resource's table.
+#[derive(Debug, Clone)]
+pub(crate) struct Meta {
+    pub(crate) resource_id: String,
+    pub(crate) name: String,
+    pub(crate) fields: Vec<Field>,
+    pub(crate) primary_key: Vec<String>,
+}
+
+/// The table's name for a resource id (a hash: any id makes a safe name).
+pub(crate) fn table_name(resource_id: &str) -> String {
+    let h = hex::encode(Sha256::digest(resource_id.as_bytes()));
+    format!("ds_{}", &h[..32])
+}
+
+impl Meta {
+    /// The table as SQL names it.
+    pub(crate) fn qualified(&self, backend: Backend) -> String {
+        match backend {
+            Backend::Postgres => format!("datastore.{}", quote(&self.name)),
+            Backend::Sqlite => quote(&self.name),
+        }
+    }
+
+    fn fts(&self) -> String {
+        quote(&format!("{}_fts", self.name))
+    }
+
+    pub(crate) fn field(&self, id: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.id == id)
+    }
+}
+
+fn fields_json(fields: &[Field]) -> String {
+    Value::Array(
+        fields
+            .iter()
+            .map(|f| json!({"id": f.id, "type": f.ftype.reported, "info": f.info}))
+            .collect(),
+    )
+    .to_string()
+}
+
+/// The table of a resource, if it has one.
+pub(crate) async fn load(conn: &mut AnyConnection, resource_id: &str) -> CkanResult<Option<Meta>> {
+    let row = sqlx::query(
+        "SELECT resource_id, table_name, fields, primary_key FROM datastore_table WHERE resource_id = $1",
+    )
+    .bind(resource_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let fields: Vec<Value> =
+        serde_json::from_str(&row.try_get::<String, _>("fields").unwrap_or_default())
+            .unwrap_or_default();
+    let fields = fields
+        .iter()
+        .filter_map(|f| {
+            Some(Field {
+                id: f["id"].as_str()?.to_string(),
+                ftype: parse_type(f["type"].as_str()?)?,
+                info: Some(f["info"].clone()).filter(|i| !i.is_null()),
+            })
+        })
+        .collect();
+    let primary_key: Vec<String> =
+        serde_json::from_str(&row.try_get::<String, _>("primary_key").unwrap_or_default())
+            .unwrap_or_default();
+    Ok(Some(Meta {
+        resource_id: row.try_get("resource_id")?,
+        name: row.try_get("table_name")?,
+        fields,
+        primary_key,
+    }))
+}
+
+async fn exec(conn: &mut AnyConnection, sql: &str) -> CkanResult<()> {
+    sqlx::query(sql).execute(&mut *conn).await?;
+    Ok(())
+}
+
+/// SQLite keeps the full-text index with triggers that name every column: made again when
+/// the columns change.
+async fn sqlite_fts_triggers(conn: &mut AnyConnection, meta: &Meta) -> CkanResult<()> {
+    let t = quote(&meta.name);
+    let fts = meta.fts();
+    let body = |row: &str| {
+        if meta.fields.is_empty() {
+            "''".to_string()
+        } else {
+            meta.fields
+                .iter()
+                .map(|f| format!("coalesce({row}.{}, '')", quote(&f.id)))
+                .collect::<Vec<_>>()
+                .join(" || ' ' || ")
+        }
+    };
+    for suffix in ["ai", "au", "ad"] {
+        exec(
+            conn,
+            &format!(
+                "DROP TRIGGER IF EXISTS {}",
+                quote(&format!("{}_{suffix}", meta.name))
+            ),
+        )
+        .await?;
+    }
+    exec(
+        conn,
+        &format!(
+            "CREATE TRIGGER {} AFTER INSERT ON {t} BEGIN INSERT INTO {fts}(rowid, body) VALUES (new._id, {}); END",
+            quote(&format!("{}_ai", meta.name)),
+            body("new")
+        ),
+    )
+    .await?;
+    exec(
+        conn,
+        &format!(
+            "CREATE TRIGGER {} AFTER UPDATE ON {t} BEGIN DELETE FROM {fts} WHERE rowid = old._id; INSERT INTO {fts}(rowid, body) VALUES (new._id, {}); END",
+            quote(&format!("{}_au", meta.name)),
+            body("new")
+        ),
+    )
+    .await?;
+    exec(
+        conn,
+        &format!(
+            "CREATE TRIGGER {} AFTER DELETE ON {t} BEGIN DELETE FROM {fts} WHERE rowid = old._id; END",
+            quote(&format!("{}_ad", meta.name))
+        ),
+    )
+    .await
+}
+
+/// Creates the table of `meta` (new), with its full-text index.
+pub(crate) async fn create(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    meta: &Meta,
+) -> CkanResult<()> {
+    let cols: Vec<String> = meta
+        .fields
+        .iter()
+        .map(|f| format!("{} {}", quote(&f.id), f.ftype.column_sql(backend)))
+        .collect();
+    let t = meta.qualified(backend);
+    match backend {
+        Backend::Postgres => {
+            let mut all = vec![
+                "_id BIGSERIAL PRIMARY KEY".to_string(),
+                "_full_text tsvector".to_string(),
+            ];
+            all.extend(cols);
+            exec(conn, &format!("CREATE TABLE {t} ({})", all.join(", "))).await?;
+            exec(
+                conn,
+                &format!(
+                    "CREATE INDEX {} ON {t} USING gin(_full_text)",
+                    quote(&format!("{}_full_text", meta.name))
+                ),
+            )
+            .await?;
+            exec(
+                conn,
+                &format!(
+                    "CREATE TRIGGER {} BEFORE INSERT OR UPDATE ON {t} FOR EACH ROW EXECUTE FUNCTION datastore.full_text()",
+                    quote(&format!("{}_full_text_trigger", meta.name))
+                ),
+            )
+            .await?;
+        }
+        Backend::Sqlite => {
+            let mut all = vec!["_id INTEGER PRIMARY KEY AUTOINCREMENT".to_string()];
+            all.extend(cols);
+            exec(conn, &format!("CREATE TABLE {t} ({})", all.join(", "))).await?;
+            exec(
+                conn,
+                &format!(
+                    "CREATE VIRTUAL TABLE {} USING fts5(body, tokenize = 'porter unicode61')",
+                    meta.fts()
+                ),
+            )
+            .await?;
+            sqlite_fts_triggers(conn, meta).await?;
+        }
+    }
+    sqlx::query(
+        "INSERT INTO datastore_table (resource_id, table_name, fields, primary_key, created) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(&meta.resource_id)
+    .bind(&meta.name)
+    .bind(fields_json(&meta.fields))
+    .bind(json!(meta.primary_key).to_string())
+    .bind(catalog_framework::store::time::now_iso())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Adds the fields of `meta` after the first `existing` ones as new columns.
+pub(crate) async fn add_columns(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    meta: &Meta,
+    existing: usize,
+) -> CkanResult<()> {
+    let t = meta.qualified(backend);
+    for f in &meta.fields[existing..] {
+        exec(
+            conn,
+            &format!(
+                "ALTER TABLE {t} ADD COLUMN {} {}",
+                quote(&f.id),
+                f.ftype.column_sql(backend)
+            ),
+        )
+        .await?;
+    }
+    if backend == Backend::Sqlite && existing < meta.fields.len() {
+        sqlite_fts_triggers(conn, meta).await?;
+    }
+    save_meta(conn, meta).await
+}
+
+/// Records the fields and key of `meta`.
+pub(crate) async fn save_meta(conn: &mut AnyConnection, meta: &Meta) -> CkanResult<()> {
+    sqlx::query("UPDATE datastore_table SET fields = $2, primary_key = $3 WHERE resource_id = $1")
+        .bind(&meta.resource_id)
+        .bind(fields_json(&meta.fields))
+        .bind(json!(meta.primary_key).to_string())
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Makes the unique index of the key (`primary_key`, CKAN's unique index) and the plain
+/// `indexes`, replacing the earlier ones. `Err` names what failed (an existing duplicate).
+pub(crate) async fn set_indexes(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    meta: &Meta,
+    indexes: Option<&[Vec<String>]>,
+    key_changed: bool,
+) -> CkanResult<()> {
+    let t = meta.qualified(backend);
+    let schema = if backend == Backend::Postgres {
+        "datastore."
+    } else {
+        ""
+    };
+    if key_changed {
+        let name = format!("{}_key", meta.name);
+        exec(
+            conn,
+            &format!("DROP INDEX IF EXISTS {schema}{}", quote(&name)),
+        )
+        .await?;
+        if !meta.primary_key.is_empty() {
+            let cols: Vec<String> = meta.primary_key.iter().map(|c| quote(c)).collect();
+            let made = sqlx::query(&format!(
+                "CREATE UNIQUE INDEX {} ON {t} ({})",
+                quote(&name),
+                cols.join(", ")
+            ))
+            .execute(&mut *conn)
+            .await;
+            if let Err(e) = made {
+                let mut errs = ValidationBuilder::default();
+                errs.push(
+                    "constraints",
+                    "Cannot insert records or create indexbecause of uniqueness constraint",
+                );
+                tracing::debug!("datastore unique index: {e}");
+                return Err(errs.finish().unwrap_err());
+            }
+        }
+    }
+    if let Some(indexes) = indexes {
+        for n in 0..64 {
+            exec(
+                conn,
+                &format!(
+                    "DROP INDEX IF EXISTS {schema}{}",
+                    quote(&format!("{}_idx{n}", meta.name))
+                ),
+            )
+            .await?;
+        }
+        for (n, cols) in indexes.iter().enumerate().take(64) {
+            let cols: Vec<String> = cols.iter().map(|c| quote(c)).collect();
+            exec(
+                conn,
+                &format!(
+                    "CREATE INDEX {} ON {t} ({})",
+                    quote(&format!("{}_idx{n}", meta.name)),
+                    cols.join(", ")
+                ),
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Drops the table and forgets it.
+pub(crate) async fn drop(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    meta: &Meta,
+) -> CkanResult<()> {
+    exec(
+        conn,
+        &format!("DROP TABLE IF EXISTS {}", meta.qualified(backend)),
+    )
+    .await?;
+    if backend == Backend::Sqlite {
+        exec(conn, &format!("DROP TABLE IF EXISTS {}", meta.fts())).await?;
+    }
+    sqlx::query("DELETE FROM datastore_table WHERE resource_id = $1")
+        .bind(&meta.resource_id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Binds a value.
+pub(crate) fn bind<'q>(
+    q: Query<'q, Any, AnyArguments<'q>>,
+    cell: Cell,
+) -> Query<'q, Any, AnyArguments<'q>> {
+    match cell {
+        Cell::Null => q.bind(None::<String>),
+        Cell::Text(s) => q.bind(s),
+        Cell::Int(i) => q.bind(i),
+        Cell::Float(f) => q.bind(f),
+        Cell::Bool(b) => q.bind(b),
+    }
+}
+
+/// Inserts one row (`_id` when given): the columns named in `cells`.
+pub(crate) async fn insert_row(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    meta: &Meta,
+    id: Option<i64>,
+    cells: Vec<(&Field, Cell)>,
+) -> Result<(), sqlx::Error> {
+    let mut cols = Vec::new();
+    let mut marks = Vec::new();
+    if id.is_some() {
+        cols.push("_id".to_string());
+        marks.push("$1".to_string());
+    }
+    let first = usize::from(id.is_some()) + 1;
+    for (i, (f, _)) in cells.iter().enumerate() {
+        cols.push(quote(&f.id));
+        marks.push(f.ftype.placeholder(backend, first + i));
+    }
+    let sql = if cols.is_empty() {
+        format!("INSERT INTO {} DEFAULT VALUES", meta.qualified(backend))
+    } else {
+        format!(
+            "INSERT INTO {} ({}) VALUES ({})",
+            meta.qualified(backend),
+            cols.join(", "),
+            marks.join(", ")
+        )
+    };
+    let mut q = sqlx::query(&sql);
+    if let Some(id) = id {
+        q = q.bind(id);
+    }
+    for (_, c) in cells {
+        q = bind(q, c);
+    }
+    q.execute(&mut *conn).await.map(|_| ())
+}
+
+/// Updates the row(s) whose key columns equal `key`: the columns named in `cells`. The number
+/// of rows changed.
+pub(crate) async fn update_rows(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    meta: &Meta,
+    key: Vec<(String, Option<FieldType>, Cell)>,
+    cells: Vec<(&Field, Cell)>,
+) -> Result<u64, sqlx::Error> {
+    let mut n = 0;
+    let mut sets = Vec::new();
+    for (f, _) in &cells {
+        n += 1;
+        sets.push(format!(
+            "{} = {}",
+            quote(&f.id),
+            f.ftype.placeholder(backend, n)
+        ));
+    }
+    if sets.is_empty() {
+        // Nothing to change: the rows that match still count as found.
+        sets.push("_id = _id".to_string());
+    }
+    let mut wheres = Vec::new();
+    for (col, t, _) in &key {
+        n += 1;
+        let mark = t.map_or(format!("${n}"), |t| t.placeholder(backend, n));
+        wheres.push(format!(
+            "{} = {mark}",
+            if col == "_id" {
+                col.clone()
+            } else {
+                quote(col)
+            }
+        ));
+    }
+    let sql = format!(
+        "UPDATE {} SET {} WHERE {}",
+        meta.qualified(backend),
+        sets.join(", "),
+        wheres.join(" AND ")
+    );
+    let mut q = sqlx::query(&sql);
+    for (_, c) in cells {
+        q = bind(q, c);
+    }
+    for (_, _, c) in key {
+        q = bind(q, c);
+    }
+    q.execute(&mut *conn).await.map(|r| r.rows_affected())
+}
+
+/// A column as read back: every value as text (each store's own text of it), converted by
+/// [`crate::types::from_text`].
+pub(crate) fn select_expr(backend: Backend, col: &str) -> String {
+    match backend {
+        Backend::Postgres => format!("CAST({col} AS text)"),
+        Backend::Sqlite => format!("CAST({col} AS TEXT)"),
+    }
+}

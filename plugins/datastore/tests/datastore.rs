@@ -1,0 +1,447 @@
+//! The DataStore actions on SQLite and PostgreSQL: tables made, written, searched and dropped,
+//! CKAN's messages for what is refused, and who may read and write.
+
+use catalog_plugin_activity as _;
+use catalog_plugin_auth as _;
+use catalog_plugin_core as _;
+use catalog_plugin_datastore as _;
+use catalog_plugin_schema as _;
+use catalog_plugin_search_postgres as _;
+use catalog_plugin_search_tantivy as _;
+
+use catalog_host::testkit::{stores, StoreKind, TestServer};
+use serde_json::{json, Value};
+
+async fn server(kind: StoreKind) -> (TestServer, String) {
+    let s = TestServer::start(kind, "admin", |_| {}).await;
+    s.user("outsider").await;
+    s.ok(
+        "organization_create",
+        json!({"name": "stats", "title": "Statistics"}),
+    )
+    .await;
+    let d = s
+        .ok(
+            "package_create",
+            json!({"name": "cities", "owner_org": "stats",
+                   "resources": [{"url": "http://example.org/cities.csv", "name": "Cities"}]}),
+        )
+        .await;
+    let rid = d["resources"][0]["id"].as_str().unwrap().to_string();
+    (s, rid)
+}
+
+fn cities(rid: &str) -> Value {
+    json!({
+        "resource_id": rid, "force": true, "primary_key": "city",
+        "fields": [
+            {"id": "city", "type": "text"},
+            {"id": "population", "type": "int"},
+            {"id": "area", "type": "numeric"},
+            {"id": "capital", "type": "bool"},
+            {"id": "founded", "type": "date"},
+            {"id": "tags", "type": "_text"},
+        ],
+        "records": [
+            {"city": "Berlin", "population": 3850809, "area": 891.1, "capital": true, "founded": "1237-01-01", "tags": ["big", "river"]},
+            {"city": "Hamburg", "population": "1910160", "area": "755.2", "capital": false, "founded": "0808-01-01", "tags": ["port"]},
+            {"city": "Munich", "population": 1512491, "area": 310.4, "capital": "f", "founded": "1158-06-14", "tags": []},
+            {"city": "Bonn", "population": 336465, "area": 141.1, "capital": "no", "founded": null, "tags": null},
+        ],
+    })
+}
+
+async fn err(
+    s: &TestServer,
+    who: Option<&catalog_framework::context::Principal>,
+    action: &str,
+    p: Value,
+) -> Value {
+    match s.call(who, action, p).await {
+        Ok(v) => panic!("{action} succeeded: {v}"),
+        Err(e) => e.to_error_object(),
+    }
+}
+
+#[tokio::test]
+async fn create_search_upsert_delete() {
+    for kind in stores().await {
+        let (s, rid) = server(kind).await;
+
+        // A resource not made for the DataStore needs force.
+        let mut p = cities(&rid);
+        p.as_object_mut().unwrap().remove("force");
+        let e = err(&s, Some(&s.admin), "datastore_create", p).await;
+        assert!(
+            e["read-only"][0]
+                .as_str()
+                .unwrap()
+                .starts_with("Cannot edit read-only resource"),
+            "{kind}: {e}"
+        );
+
+        let made = s.ok("datastore_create", cities(&rid)).await;
+        assert_eq!(made["resource_id"], rid.as_str(), "{kind}");
+        assert_eq!(made["method"], "insert", "{kind}");
+        assert_eq!(
+            made["fields"][1],
+            json!({"id": "population", "type": "int"}),
+            "{kind}"
+        );
+        let res = s.ok("resource_show", json!({"id": rid})).await;
+        assert_eq!(res["datastore_active"], true, "{kind}");
+
+        // Everything, in _id order, with the types as PostgreSQL reports them.
+        let all = s.ok("datastore_search", json!({"resource_id": rid})).await;
+        assert_eq!(all["total"], 4, "{kind}");
+        assert_eq!(all["limit"], 100, "{kind}");
+        assert_eq!(
+            all["fields"],
+            json!([{"id": "_id", "type": "int"}, {"id": "city", "type": "text"},
+                   {"id": "population", "type": "int4"}, {"id": "area", "type": "numeric"},
+                   {"id": "capital", "type": "bool"}, {"id": "founded", "type": "date"},
+                   {"id": "tags", "type": "_text"}]),
+            "{kind}"
+        );
+        assert_eq!(
+            all["records"][1],
+            json!({"_id": 2, "city": "Hamburg", "population": 1910160, "area": 755.2,
+                   "capital": false, "founded": "0808-01-01", "tags": ["port"]}),
+            "{kind}"
+        );
+        assert_eq!(all["records"][3]["founded"], Value::Null, "{kind}");
+        assert!(
+            all["_links"]["next"]
+                .as_str()
+                .unwrap()
+                .ends_with("offset=100"),
+            "{kind}"
+        );
+
+        // Filters (a value, a list), full text, sort, paging, fields, formats, distinct.
+        let r = s.ok("datastore_search", json!({"resource_id": rid, "filters": {"capital": false}, "sort": "population desc"})).await;
+        let names: Vec<&str> = r["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["city"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["Hamburg", "Munich", "Bonn"], "{kind}");
+        let r = s.ok("datastore_search", json!({"resource_id": rid, "filters": {"city": ["Bonn", "Berlin"]}, "fields": "city"})).await;
+        assert_eq!(
+            r["records"],
+            json!([{"city": "Berlin"}, {"city": "Bonn"}]),
+            "{kind}"
+        );
+        let r = s
+            .ok(
+                "datastore_search",
+                json!({"resource_id": rid, "q": "hamburg"}),
+            )
+            .await;
+        assert_eq!(r["total"], 1, "{kind}: {r}");
+        assert_eq!(r["records"][0]["city"], "Hamburg", "{kind}");
+        let r = s
+            .ok(
+                "datastore_search",
+                json!({"resource_id": rid, "q": {"city": "mun"}}),
+            )
+            .await;
+        assert!(r["total"].as_i64().unwrap() <= 1, "{kind}");
+        let r = s.ok("datastore_search", json!({"resource_id": rid, "limit": 2, "offset": 1, "sort": "city", "fields": ["city", "population"], "records_format": "lists"})).await;
+        assert_eq!(
+            r["records"],
+            json!([["Bonn", 336465], ["Hamburg", 1910160]]),
+            "{kind}"
+        );
+        assert_eq!(r["total"], 4, "{kind}");
+        let r = s.ok("datastore_search", json!({"resource_id": rid, "sort": "city", "fields": "city,capital,tags", "records_format": "csv", "limit": 2})).await;
+        assert_eq!(
+            r["records"], "Berlin,t,\"[\"\"big\"\",\"\"river\"\"]\"\nBonn,f,\n",
+            "{kind}"
+        );
+        let r = s.ok("datastore_search", json!({"resource_id": rid, "fields": "capital", "distinct": true, "sort": "capital"})).await;
+        assert_eq!(
+            r["records"],
+            json!([{"capital": false}, {"capital": true}]),
+            "{kind}"
+        );
+        assert_eq!(r["total"], 2, "{kind}");
+
+        // What is refused, with CKAN's messages.
+        let e = err(
+            &s,
+            Some(&s.admin),
+            "datastore_search",
+            json!({"resource_id": rid, "filters": {"nope": 1}}),
+        )
+        .await;
+        assert_eq!(e["filters"], json!(["Unknown field: nope"]), "{kind}");
+        let e = err(
+            &s,
+            Some(&s.admin),
+            "datastore_search",
+            json!({"resource_id": rid, "sort": "nope desc"}),
+        )
+        .await;
+        assert_eq!(e["sort"], json!(["invalid value \"nope desc\""]), "{kind}");
+        let e = err(
+            &s,
+            Some(&s.admin),
+            "datastore_search",
+            json!({"resource_id": rid, "fields": "_full_text"}),
+        )
+        .await;
+        assert_eq!(
+            e["fields"],
+            json!(["invalid value \"_full_text\""]),
+            "{kind}"
+        );
+        let e = err(
+            &s,
+            Some(&s.admin),
+            "datastore_search",
+            json!({"resource_id": "no-such"}),
+        )
+        .await;
+        assert_eq!(
+            e["message"], "Not found: Resource \"no-such\" was not found.",
+            "{kind}"
+        );
+        let e = err(&s, Some(&s.admin), "datastore_upsert", json!({"resource_id": rid, "force": true, "method": "insert", "records": [{"city": "Kiel", "population": "many"}]})).await;
+        assert_eq!(
+            e["records"],
+            json!(["invalid input syntax for type integer: \"many\""]),
+            "{kind}"
+        );
+        assert_eq!(e["records_row"], 0, "{kind}");
+        let e = err(
+            &s,
+            Some(&s.admin),
+            "datastore_create",
+            json!({"resource_id": rid, "force": true, "fields": [{"id": "_bad", "type": "text"}]}),
+        )
+        .await;
+        assert_eq!(
+            e["fields"],
+            json!(["\"_bad\" is not a valid field name"]),
+            "{kind}"
+        );
+        let e = err(&s, Some(&s.admin), "datastore_create", json!({"resource_id": rid, "force": true, "fields": [{"id": "x", "type": "int; drop table x"}]})).await;
+        assert_eq!(
+            e["fields"],
+            json!(["\"int; drop table x\" is not a valid field type"]),
+            "{kind}"
+        );
+        let e = err(&s, Some(&s.admin), "datastore_upsert", json!({"resource_id": rid, "force": true, "records": [{"city": "Bonn", "elevation": 60}]})).await;
+        assert_eq!(
+            e["fields"],
+            json!(["fields \"elevation\" do not exist"]),
+            "{kind}"
+        );
+        let e = err(&s, Some(&s.admin), "datastore_upsert", json!({"resource_id": rid, "force": true, "method": "insert", "records": [{"city": "Bonn"}]})).await;
+        assert_eq!(
+            e["records"],
+            json!(["duplicate key value violates unique constraint"]),
+            "{kind}: the key is unique"
+        );
+        let count = s
+            .ok("datastore_search", json!({"resource_id": rid, "limit": 0}))
+            .await;
+        assert_eq!(count["total"], 4, "{kind}: refused writes changed nothing");
+
+        // Upsert by the key: one updated, one inserted; update of a missing key refused;
+        // a dry run changes nothing.
+        s.ok(
+            "datastore_upsert",
+            json!({"resource_id": rid, "force": true, "records": [
+            {"city": "Bonn", "population": 337000}, {"city": "Kiel", "population": 246601}]}),
+        )
+        .await;
+        let r = s
+            .ok(
+                "datastore_search",
+                json!({"resource_id": rid, "filters": {"city": ["Bonn", "Kiel"]}, "sort": "city"}),
+            )
+            .await;
+        assert_eq!(r["records"][0]["population"], 337000, "{kind}");
+        assert_eq!(
+            r["records"][0]["area"], 141.1,
+            "{kind}: untouched columns kept"
+        );
+        assert_eq!(r["records"][1]["city"], "Kiel", "{kind}");
+        let e = err(&s, Some(&s.admin), "datastore_upsert", json!({"resource_id": rid, "force": true, "method": "update", "records": [{"city": "Atlantis", "population": 1}]})).await;
+        assert!(
+            e["key"][0].as_str().unwrap().contains("not found"),
+            "{kind}: {e}"
+        );
+        let dry = s.ok("datastore_upsert", json!({"resource_id": rid, "force": true, "dry_run": true, "records": [{"city": "Lübeck", "population": 1}]})).await;
+        assert_eq!(dry["dry_run"], true, "{kind}");
+        let r = s
+            .ok("datastore_search", json!({"resource_id": rid, "limit": 0}))
+            .await;
+        assert_eq!(r["total"], 5, "{kind}: the dry run left nothing");
+
+        // Delete by filters, then every row (the table stays), then the table.
+        s.ok(
+            "datastore_delete",
+            json!({"resource_id": rid, "force": true, "filters": {"city": "Kiel"}}),
+        )
+        .await;
+        let r = s
+            .ok("datastore_search", json!({"resource_id": rid, "limit": 0}))
+            .await;
+        assert_eq!(r["total"], 4, "{kind}");
+        s.ok(
+            "datastore_records_delete",
+            json!({"resource_id": rid, "force": true, "filters": {}}),
+        )
+        .await;
+        let info = s.ok("datastore_info", json!({"id": rid})).await;
+        assert_eq!(info["meta"]["count"], 0, "{kind}");
+        assert_eq!(info["fields"][0]["id"], "city", "{kind}");
+        let dropped = s
+            .ok(
+                "datastore_delete",
+                json!({"resource_id": rid, "force": true}),
+            )
+            .await;
+        assert_eq!(dropped, json!({"resource_id": rid}), "{kind}");
+        assert_eq!(
+            s.ok("resource_show", json!({"id": rid})).await["datastore_active"],
+            false,
+            "{kind}"
+        );
+        let e = err(
+            &s,
+            Some(&s.admin),
+            "datastore_search",
+            json!({"resource_id": rid}),
+        )
+        .await;
+        assert_eq!(e["__type"], "Not Found Error", "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn a_new_resource_for_the_datastore_and_who_may_read_and_write() {
+    for kind in stores().await {
+        let (s, _) = server(kind).await;
+        let made = s
+            .ok(
+                "datastore_create",
+                json!({"resource": {"package_id": "cities", "name": "Made here"},
+                       "records": [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}]}),
+            )
+            .await;
+        let rid = made["resource_id"].as_str().unwrap().to_string();
+        let res = s.ok("resource_show", json!({"id": rid})).await;
+        assert_eq!(res["url_type"], "datastore", "{kind}");
+        // A datastore resource is written without force; types were guessed.
+        s.ok(
+            "datastore_upsert",
+            json!({"resource_id": rid, "method": "insert", "records": [{"a": 3, "b": "z"}]}),
+        )
+        .await;
+        let r = s.ok("datastore_search", json!({"resource_id": rid})).await;
+        assert_eq!(r["fields"][1], json!({"id": "a", "type": "int4"}), "{kind}");
+        assert_eq!(r["total"], 3, "{kind}");
+
+        // Public dataset: anyone reads; only editors write.
+        let anon = s
+            .call(None, "datastore_search", json!({"resource_id": rid}))
+            .await;
+        assert!(anon.is_ok(), "{kind}");
+        let outsider = s.user("reader").await;
+        let e = err(
+            &s,
+            Some(&outsider),
+            "datastore_upsert",
+            json!({"resource_id": rid, "method": "insert", "records": [{"a": 9}]}),
+        )
+        .await;
+        assert_eq!(e["__type"], "Authorization Error", "{kind}");
+        let e = err(
+            &s,
+            None,
+            "datastore_create",
+            json!({"resource_id": rid, "records": [{"a": 9}]}),
+        )
+        .await;
+        assert_eq!(e["__type"], "Authorization Error", "{kind}");
+        // Private dataset: its rows are private too.
+        s.ok("package_patch", json!({"id": "cities", "private": true}))
+            .await;
+        let e = err(&s, None, "datastore_search", json!({"resource_id": rid})).await;
+        assert_eq!(e["__type"], "Authorization Error", "{kind}");
+        let e = err(&s, Some(&outsider), "datastore_info", json!({"id": rid})).await;
+        assert_eq!(e["__type"], "Authorization Error", "{kind}");
+
+        // Deleting the resource drops its table.
+        s.ok("resource_delete", json!({"id": rid})).await;
+        let e = err(
+            &s,
+            Some(&s.admin),
+            "datastore_search",
+            json!({"resource_id": rid}),
+        )
+        .await;
+        assert_eq!(e["__type"], "Not Found Error", "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn search_over_http_as_a_script_would() {
+    for kind in stores().await {
+        let (s, rid) = server(kind).await;
+        s.ok("datastore_create", cities(&rid)).await;
+        let url = format!(
+            "{}/api/3/action/datastore_search?resource_id={rid}&filters=%7B%22capital%22%3Atrue%7D&limit=5",
+            s.base_url
+        );
+        let body: Value = reqwest::get(&url).await.unwrap().json().await.unwrap();
+        assert_eq!(body["success"], true, "{kind}: {body}");
+        assert_eq!(body["result"]["records"][0]["city"], "Berlin", "{kind}");
+        let next = body["result"]["_links"]["next"].as_str().unwrap();
+        assert!(
+            next.starts_with("/api/3/action/datastore_search?resource_id="),
+            "{kind}: {next}"
+        );
+        let followed: Value = reqwest::get(format!("{}{next}", s.base_url))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            followed["result"]["records"],
+            json!([]),
+            "{kind}: the next page is past the one row"
+        );
+        // Hostile parameters: CKAN-shaped errors, never a 500.
+        for q in [
+            "filters=not-json",
+            "limit=-1",
+            "limit=abc",
+            "offset=-5",
+            "sort=%22city%22%3B%20DROP%20TABLE%20x",
+            "q=%22%28%29%2A%3A%5E",
+            "records_format=xml",
+            "fields=city%00",
+        ] {
+            let r = reqwest::get(format!(
+                "{}/api/3/action/datastore_search?resource_id={rid}&{q}",
+                s.base_url
+            ))
+            .await
+            .unwrap();
+            assert!(r.status().as_u16() < 500, "{kind}: {q}: {}", r.status());
+            let body: Value = r.json().await.unwrap();
+            assert!(body["success"].is_boolean(), "{kind}: {q}");
+        }
+        let r = s
+            .ok("datastore_search", json!({"resource_id": rid, "limit": 0}))
+            .await;
+        assert_eq!(r["total"], 4, "{kind}: nothing changed");
+    }
+}

@@ -18,6 +18,7 @@ mod input;
 pub mod jobs;
 pub mod mail;
 pub mod markdown;
+pub mod munge;
 pub mod params;
 pub mod plugin;
 pub mod registry;

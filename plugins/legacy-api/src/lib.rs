@@ -10,7 +10,6 @@ use axum::Router;
 use catalog_framework::prelude::*;
 
 mod common;
-mod munge;
 mod rest;
 mod search;
 mod util;

@@ -12,9 +12,9 @@ use catalog_framework::store;
 use catalog_framework::web::{bare_error, path_after};
 
 use crate::common::{bad_request, from_ckan, not_found_error, LegacyRequest};
-use crate::munge::{munge_name, munge_tag, munge_title_to_name};
 use crate::search::{pairs_to_params, request_pairs};
 use catalog_framework::markdown::{render_off_thread, MAX_CHARS};
+use catalog_framework::munge::{munge_name, munge_tag, munge_title_to_name};
 
 pub(crate) fn routes() -> Router<AppState> {
     let mut r = Router::new();

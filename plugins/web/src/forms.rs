@@ -16,8 +16,9 @@ pub(crate) fn sessions(app: &AppState) -> Option<&Sessions> {
     app.extension::<Web>().map(|w| w.sessions(app))
 }
 
-/// The largest URL-encoded form body read: these forms hold a few short fields (a multipart
-/// form with a file is bounded by `catalog.max_request_bytes`, as the API's uploads are).
+/// The largest form body read: these forms hold a few short fields (a form that takes a file,
+/// only from a logged-in visitor, is bounded by `catalog.max_request_bytes`, as the API's
+/// uploads are).
 const FORM_BYTES: usize = 64 * 1024;
 /// Fields read of a form, at most.
 const FORM_FIELDS: usize = 100;
@@ -41,12 +42,13 @@ impl Form {
     }
 }
 
-/// A form body's fields (at most [`FORM_FIELDS`]) and files; `None` for a body too large,
-/// stalled or broken.
+/// A form body's fields (at most [`FORM_FIELDS`]) and, when `files`, its files; `None` for a
+/// body too large, stalled or broken.
 pub(crate) async fn read_form(
     app: &AppState,
     headers: &HeaderMap,
     body: axum::body::Body,
+    files: bool,
 ) -> Option<Form> {
     let pause =
         std::time::Duration::from_secs(app.config.catalog.server.body_read_timeout_secs.max(1));
@@ -57,7 +59,11 @@ pub(crate) async fn read_form(
     if multipart {
         let mut req = axum::extract::Request::new(body);
         *req.headers_mut() = headers.clone();
-        let limit = app.config.catalog.max_request_bytes;
+        let limit = if files {
+            app.config.catalog.max_request_bytes
+        } else {
+            FORM_BYTES
+        };
         let (mut fields, uploads) = read_multipart(app, req, limit, pause).await.ok()?;
         fields.truncate(FORM_FIELDS);
         return Some(Form { fields, uploads });
@@ -154,15 +160,25 @@ fn expired(app: &AppState, visit: &Visit, headers: &HeaderMap) -> Response {
 }
 
 /// The form's CSRF token checked, then its fields; `Err` is the answer to give instead (403
-/// for a missing or wrong token, 413 for a body too large or broken).
+/// for a missing or wrong token, or a body too large or broken).
 pub(crate) async fn checked_form(
     app: &AppState,
     visit: &Visit,
     headers: &HeaderMap,
     body: axum::body::Body,
 ) -> Result<Form, Response> {
+    read_checked(app, visit, headers, body, false).await
+}
+
+async fn read_checked(
+    app: &AppState,
+    visit: &Visit,
+    headers: &HeaderMap,
+    body: axum::body::Body,
+    files: bool,
+) -> Result<Form, Response> {
     let sessions = sessions(app).ok_or_else(|| StatusCode::NOT_FOUND.into_response())?;
-    let Some(form) = read_form(app, headers, body).await else {
+    let Some(form) = read_form(app, headers, body, files).await else {
         // The token cannot be read from a body that was not read: refused as a stale form is.
         return Err(expired(app, visit, headers));
     };
@@ -181,6 +197,21 @@ pub(crate) async fn posted(
     let (parts, body) = req.into_parts();
     let visit = crate::pages::visit(app, &parts.uri, &parts.headers).await;
     let form = checked_form(app, &visit, &parts.headers, body).await?;
+    Ok((parts, visit, form))
+}
+
+/// [`posted`] for a form that takes a file: only a logged-in visitor's body is read (anyone
+/// else goes to the login page first, the body unread).
+pub(crate) async fn posted_with_files(
+    app: &AppState,
+    req: axum::extract::Request,
+) -> Result<(axum::http::request::Parts, Visit, Form), Response> {
+    let (parts, body) = req.into_parts();
+    let visit = crate::pages::visit(app, &parts.uri, &parts.headers).await;
+    if visit.user.is_none() {
+        return Err(to_login(&visit, parts.uri.path()));
+    }
+    let form = read_checked(app, &visit, &parts.headers, body, true).await?;
     Ok((parts, visit, form))
 }
 

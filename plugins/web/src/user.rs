@@ -66,7 +66,7 @@ async fn login(State(app): State<AppState>, req: Request) -> Response {
     let Some(sessions) = sessions(&app) else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    let form = read_form(&app, &parts.headers, body)
+    let form = read_form(&app, &parts.headers, body, false)
         .await
         .unwrap_or_default()
         .fields;

@@ -69,6 +69,18 @@ async fn create_a_dataset_in_two_stages_with_an_upload() {
             .unwrap();
         assert_eq!(r.status(), StatusCode::SEE_OTHER, "{kind}");
         assert_eq!(location(&r), "/user/login?came_from=%2Fdataset%2Fnew");
+        // A form that takes a file is not read for an anonymous visitor: to the login page.
+        let r = client()
+            .post(format!("{}/dataset/air-quality/resource/new", s.base_url))
+            .multipart(reqwest::multipart::Form::new().part(
+                "upload",
+                reqwest::multipart::Part::bytes(vec![b'x'; 200_000]).file_name("big.csv"),
+            ))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::SEE_OTHER, "{kind}");
+        assert!(location(&r).starts_with("/user/login?came_from="), "{kind}");
 
         let b = Browser::logged_in(&s, "editor").await;
         let form = b.text("/dataset/new").await;
@@ -546,6 +558,28 @@ async fn hostile_forms_get_pages_not_errors_and_change_nothing() {
                     !body.contains("<script>alert") && !body.contains("<svg onload"),
                     "{kind}: {action}: unescaped markup"
                 );
+            }
+            // A file sent to a form that takes none: over the form limit, refused.
+            let token_page = who.text(page).await;
+            let r = who
+                .c
+                .post(format!("{}{action}", s.base_url))
+                .header("Cookie", &who.cookies)
+                .multipart(
+                    reqwest::multipart::Form::new()
+                        .text("_csrf_token", common::csrf_token(&token_page))
+                        .part(
+                            "upload",
+                            reqwest::multipart::Part::bytes(vec![b'x'; 100_000]).file_name("x.csv"),
+                        ),
+                )
+                .send()
+                .await
+                .unwrap();
+            if !action.contains("/resource/") {
+                assert_eq!(r.status(), StatusCode::FORBIDDEN, "{kind}: {action}");
+            } else {
+                assert!(r.status().as_u16() < 500, "{kind}: {action}");
             }
             // A broken multipart body and a body far over the form limit.
             let r = who

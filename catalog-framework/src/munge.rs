@@ -1,6 +1,7 @@
 //! CKAN's name and tag munging (`ckan/lib/munge.py`, unchanged from 2.7 to master; spec §10.5):
-//! what `/api/util/dataset/munge_name`, `…/munge_title_to_name`, `…/tag/munge` and
-//! `…/dataset/create_slug` answer. Every function works on characters and returns ASCII.
+//! what the legacy Util API's `/api/util/dataset/munge_name`, `…/munge_title_to_name`,
+//! `…/tag/munge` and `…/dataset/create_slug` answer, and the URL name the web's dataset form
+//! makes from a title. Every function works on characters and returns ASCII.
 
 /// CKAN's `PACKAGE_NAME_MIN_LENGTH` / `PACKAGE_NAME_MAX_LENGTH`.
 const NAME_MIN: usize = 2;
@@ -11,7 +12,7 @@ const TAG_MAX: usize = 100;
 
 /// `substitute_ascii_equivalents`: Latin-1 letters become their ASCII look-alikes; every other
 /// character at or above U+0080 is dropped; ASCII is kept as is.
-pub(crate) fn substitute_ascii(text: &str) -> String {
+pub fn substitute_ascii(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if c.is_ascii() {
@@ -76,7 +77,7 @@ fn name_chars(name: &str) -> String {
 }
 
 /// `munge_name`: a dataset name from anything (no collapsing of dashes).
-pub(crate) fn munge_name(name: &str) -> String {
+pub fn munge_name(name: &str) -> String {
     to_length(name_chars(name), NAME_MIN, NAME_MAX)
 }
 
@@ -91,7 +92,7 @@ fn is_year(s: &str) -> bool {
 
 /// `munge_title_to_name`: as `munge_name`, then runs of `-` collapse, leading and trailing `-`
 /// go, and a name longer than 95 characters keeps a trailing year-like word when it has one.
-pub(crate) fn munge_title_to_name(title: &str) -> String {
+pub fn munge_title_to_name(title: &str) -> String {
     let chars = name_chars(title);
     let mut name = String::with_capacity(chars.len());
     for c in chars.chars() {
@@ -131,7 +132,7 @@ fn py_space(c: char) -> bool {
 
 /// `munge_tag`: ASCII, lower-cased, stripped, only `[A-Za-z0-9 -]` kept (so `_` and `.` go),
 /// each space → `-` (no collapsing).
-pub(crate) fn munge_tag(tag: &str) -> String {
+pub fn munge_tag(tag: &str) -> String {
     let ascii = substitute_ascii(tag).to_ascii_lowercase();
     let tag: String = ascii
         .trim_matches(py_space)

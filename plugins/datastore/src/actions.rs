@@ -36,18 +36,9 @@ fn backend(ctx: &ActionContext) -> Backend {
     ctx.app.store.backend
 }
 
-/// CKAN's `boolean_validator`: true for true, a non-zero number, and the strings true, yes,
-/// t, y, 1 (any case); false for anything else.
+/// CKAN's `boolean_validator` on a parameter's value.
 fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => matches!(
-            s.trim().to_ascii_lowercase().as_str(),
-            "true" | "yes" | "t" | "y" | "1"
-        ),
-        _ => false,
-    }
+    catalog_framework::params::truthy(Some(v))
 }
 
 fn verr(field: &str, msg: impl Into<String>) -> CkanError {
@@ -434,6 +425,12 @@ pub(crate) async fn datastore_create(
                     .collect(),
                 other => list_or_csv(other).into_iter().map(|c| vec![c]).collect(),
             };
+            if items.len() > table::MAX_INDEXES {
+                return Err(verr(
+                    "indexes",
+                    format!("at most {} indexes", table::MAX_INDEXES),
+                ));
+            }
             for cols in &items {
                 for c in cols {
                     if meta.field(c).is_none() {

@@ -10,6 +10,9 @@ use sqlx::any::AnyArguments;
 use sqlx::query::Query;
 use sqlx::{Any, AnyConnection, Row};
 
+/// Plain indexes a table may have.
+pub(crate) const MAX_INDEXES: usize = 64;
+
 use crate::types::{parse_type, quote, Cell, FieldType};
 
 /// A column: its id, its type and CKAN's free-form `info`.
@@ -320,23 +323,38 @@ pub(crate) async fn set_indexes(
         }
     }
     if let Some(indexes) = indexes {
-        for n in 0..64 {
+        // The plain indexes made before (named `<table>_idx<n>`), as the store lists them.
+        let listed = match backend {
+            Backend::Postgres => {
+                "SELECT CAST(indexname AS text) AS name FROM pg_indexes WHERE schemaname = 'datastore' AND tablename = $1"
+            }
+            Backend::Sqlite => {
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = $1"
+            }
+        };
+        let prefix = format!("{}_idx", meta.name);
+        let old: Vec<String> = sqlx::query(listed)
+            .bind(&meta.name)
+            .fetch_all(&mut *conn)
+            .await?
+            .iter()
+            .filter_map(|r| r.try_get::<String, _>("name").ok())
+            .filter(|n| n.starts_with(&prefix))
+            .collect();
+        for name in old {
             exec(
                 conn,
-                &format!(
-                    "DROP INDEX IF EXISTS {schema}{}",
-                    quote(&format!("{}_idx{n}", meta.name))
-                ),
+                &format!("DROP INDEX IF EXISTS {schema}{}", quote(&name)),
             )
             .await?;
         }
-        for (n, cols) in indexes.iter().enumerate().take(64) {
+        for (n, cols) in indexes.iter().enumerate() {
             let cols: Vec<String> = cols.iter().map(|c| quote(c)).collect();
             exec(
                 conn,
                 &format!(
                     "CREATE INDEX {} ON {t} ({})",
-                    quote(&format!("{}_idx{n}", meta.name)),
+                    quote(&format!("{prefix}{n}")),
                     cols.join(", ")
                 ),
             )

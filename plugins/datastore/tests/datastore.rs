@@ -250,6 +250,24 @@ async fn create_search_upsert_delete() {
             .await;
         assert_eq!(count["total"], 4, "{kind}: refused writes changed nothing");
 
+        // Indexes: made, then replaced by another set (the old ones dropped first), bounded.
+        for idx in [json!("population, founded"), json!([["area", "city"]])] {
+            s.ok(
+                "datastore_create",
+                json!({"resource_id": rid, "force": true, "indexes": idx}),
+            )
+            .await;
+        }
+        let many: Vec<String> = (0..65).map(|_| "city".to_string()).collect();
+        let e = err(
+            &s,
+            Some(&s.admin),
+            "datastore_create",
+            json!({"resource_id": rid, "force": true, "indexes": many}),
+        )
+        .await;
+        assert_eq!(e["indexes"], json!(["at most 64 indexes"]), "{kind}");
+
         // Upsert by the key: one updated, one inserted; update of a missing key refused;
         // a dry run changes nothing.
         s.ok(

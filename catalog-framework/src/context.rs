@@ -521,40 +521,68 @@ impl ActionContext {
         action: &str,
         params: Params,
     ) -> CkanResult<crate::registry::Answer> {
-        let result = self.dispatch(action, params, true).await;
-        match result {
-            Ok(v) => {
-                let events = if self.events.is_empty() {
-                    Vec::new()
-                } else {
-                    self.deliver_events().await?
-                };
-                let db = std::mem::take(&mut self.db);
-                db.commit().await.map_err(CkanError::from)?;
-                if self.write {
-                    // Let the next writer in, then let the commit hooks hear the write before
-                    // answering (the host's indexer brings the index up to it: read-your-writes).
-                    drop(self._write_guard.take());
-                    for hook in &self.app.commit_hooks {
-                        if let Err(e) = hook.after_write_commit(&self.app).await {
-                            tracing::error!(action, hook = hook.name(), error = %e, "a commit hook failed; the write stands");
-                        }
-                    }
+        let v = self.dispatch(action, params, true).await?;
+        self.commit_top(action).await?;
+        Ok(v)
+    }
+
+    /// Runs `work` as a top-level write of its own that is no action (a background job's
+    /// write, such as the DataStore loader swapping in a loaded table): one transaction
+    /// (behind SQLite's writer lock), the events it emits delivered in it, then the commit,
+    /// the commit hooks and the after-commit subscribers, as for an action. An error rolls
+    /// everything back. `name` stands for the action's name in events and logs.
+    ///
+    /// ```ignore
+    /// ActionContext::new(app.clone(), None)
+    ///     .run_write("datastore_load", |ctx| Box::pin(async move { /* ctx.db(), ctx.call… */ Ok(Value::Null) }))
+    ///     .await?;
+    /// ```
+    pub async fn run_write<F>(mut self, name: &str, work: F) -> CkanResult<Value>
+    where
+        F: for<'c> FnOnce(
+                &'c mut ActionContext,
+            ) -> futures::future::BoxFuture<'c, CkanResult<Value>>
+            + Send,
+    {
+        name.clone_into(&mut self.top_action);
+        self.begin_write().await;
+        self.depth += 1;
+        let v = work(&mut self).await?;
+        self.depth -= 1;
+        self.commit_top(name).await?;
+        Ok(v)
+    }
+
+    /// Ends a top-level call that succeeded: delivers its events, commits, lets the commit hooks
+    /// and after-commit subscribers hear it, wakes the workers for the jobs it enqueued.
+    async fn commit_top(mut self, action: &str) -> CkanResult<()> {
+        let events = if self.events.is_empty() {
+            Vec::new()
+        } else {
+            self.deliver_events().await?
+        };
+        let db = std::mem::take(&mut self.db);
+        db.commit().await.map_err(CkanError::from)?;
+        if self.write {
+            // Let the next writer in, then let the commit hooks hear the write before
+            // answering (the host's indexer brings the index up to it: read-your-writes).
+            drop(self._write_guard.take());
+            for hook in &self.app.commit_hooks {
+                if let Err(e) = hook.after_write_commit(&self.app).await {
+                    tracing::error!(action, hook = hook.name(), error = %e, "a commit hook failed; the write stands");
                 }
-                if self.enqueued_jobs {
-                    self.app.jobs.wake();
-                }
-                // Outside the write lock, once search sees the change.
-                for event in &events {
-                    for s in crate::events::subscribers(&self.app) {
-                        s.after_commit(&self.app, event).await;
-                    }
-                }
-                Ok(v)
             }
-            // Dropping an uncommitted transaction rolls it back: nothing of a failed call stays.
-            Err(e) => Err(e),
         }
+        if self.enqueued_jobs {
+            self.app.jobs.wake();
+        }
+        // Outside the write lock, once search sees the change.
+        for event in &events {
+            for s in crate::events::subscribers(&self.app) {
+                s.after_commit(&self.app, event).await;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -14,6 +14,8 @@ mod cache;
 pub mod context;
 mod db;
 pub mod events;
+pub mod fetch;
+pub mod files;
 mod input;
 pub mod jobs;
 pub mod mail;

@@ -51,6 +51,9 @@ pub struct CatalogConfig {
     pub cache: CacheConfig,
     /// Background jobs: the server's workers and the job queue's settings.
     pub jobs: JobsConfig,
+    /// Fetches the server makes itself (the DataStore loader, harvesters): timeouts, size cap
+    /// and which addresses may be reached.
+    pub fetch: FetchConfig,
     /// Outgoing mail (`user_invite`): CKAN's `smtp.*` settings.
     pub smtp: SmtpConfig,
     /// The plugins to enable (CKAN's `ckan.plugins`); unset: every plugin enabled by default.
@@ -82,6 +85,7 @@ impl Default for CatalogConfig {
             limits: LimitsConfig::default(),
             cache: CacheConfig::default(),
             jobs: JobsConfig::default(),
+            fetch: FetchConfig::default(),
             smtp: SmtpConfig::default(),
             plugins: None,
             other: serde_json::Map::new(),
@@ -184,6 +188,41 @@ impl Default for JobsConfig {
             default_list_limit: 200,
             keep_finished_secs: 24 * 3600,
             keep_failed_secs: 30 * 24 * 3600,
+        }
+    }
+}
+
+/// `catalog.fetch.*`: what the server may fetch on its own (docs/SECURITY.md, "Server-side
+/// fetches"). Only `http` and `https` addresses are fetched, and never one that resolves (at
+/// first or after a redirect) to a loopback, private, link-local, shared or metadata address,
+/// unless its host is listed in `allowed_hosts`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FetchConfig {
+    /// Seconds to open a connection.
+    pub connect_timeout_secs: u64,
+    /// Seconds the peer may stay silent while a response is read.
+    pub read_timeout_secs: u64,
+    /// Seconds one fetch may take in all, redirects included.
+    pub total_timeout_secs: u64,
+    /// Largest body kept, in bytes, counted as received.
+    pub max_bytes: u64,
+    /// Redirects followed, each checked like the first address.
+    pub max_redirects: usize,
+    /// Hosts (names, addresses or CIDR ranges such as `10.0.0.0/8`) that may be fetched even
+    /// though they are loopback or private: an operator's own file server.
+    pub allowed_hosts: Vec<String>,
+}
+
+impl Default for FetchConfig {
+    fn default() -> Self {
+        FetchConfig {
+            connect_timeout_secs: 10,
+            read_timeout_secs: 30,
+            total_timeout_secs: 600,
+            max_bytes: 1024 * 1024 * 1024,
+            max_redirects: 5,
+            allowed_hosts: Vec::new(),
         }
     }
 }

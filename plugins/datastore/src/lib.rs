@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 mod actions;
+mod loader;
 mod table;
 mod types;
 
@@ -20,11 +21,18 @@ use catalog_framework::prelude::*;
 /// full-text trigger function).
 pub struct DatastorePlugin;
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: "0001_datastore",
-    sqlite: include_str!("../migrations/0001_sqlite.sql"),
-    postgres: include_str!("../migrations/0001_postgres.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: "0001_datastore",
+        sqlite: include_str!("../migrations/0001_sqlite.sql"),
+        postgres: include_str!("../migrations/0001_postgres.sql"),
+    },
+    Migration {
+        version: "0002_datastore_load",
+        sqlite: include_str!("../migrations/0002_sqlite.sql"),
+        postgres: include_str!("../migrations/0002_postgres.sql"),
+    },
+];
 
 impl Plugin for DatastorePlugin {
     fn name(&self) -> &'static str {
@@ -102,8 +110,11 @@ register_plugin!(DatastorePlugin);
 register_auth!("datastore_create", WriteAuth);
 register_auth!("datastore_upsert", WriteAuth);
 register_auth!("datastore_delete", WriteAuth);
+register_auth!("datastore_records_delete", WriteAuth);
 register_auth!("datastore_search", ReadAuth);
 register_auth!("datastore_info", ReadAuth);
+register_auth!("xloader_submit", WriteAuth);
+register_auth!("xloader_status", WriteAuth);
 
 register_typed_actions! {
     write datastore_create(actions::DatastoreCreateParams) => actions::datastore_create;
@@ -112,6 +123,8 @@ register_typed_actions! {
     write datastore_records_delete(actions::DatastoreRecordsDeleteParams) => actions::datastore_records_delete;
     read datastore_info(actions::DatastoreInfoParams) => actions::datastore_info;
     read datastore_search(actions::DatastoreSearchParams) => actions::datastore_search;
+    write xloader_submit(loader::XloaderSubmitParams) => loader::xloader_submit;
+    read xloader_status(loader::XloaderStatusParams) => loader::xloader_status;
 }
 
 /// Drops the tables of resources that are deleted, directly or with their dataset, in the
@@ -141,6 +154,7 @@ impl EventSubscriber for DropTables {
             if let Some(meta) = table::load(ctx.db().await?, &id).await? {
                 table::drop(ctx.db().await?, backend, &meta).await?;
             }
+            loader::forget(ctx.db().await?, backend, &id).await?;
         }
         Ok(())
     }

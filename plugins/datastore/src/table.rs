@@ -130,17 +130,7 @@ async fn exec(conn: &mut AnyConnection, sql: &str) -> CkanResult<()> {
 async fn sqlite_fts_triggers(conn: &mut AnyConnection, meta: &Meta) -> CkanResult<()> {
     let t = quote(&meta.name);
     let fts = meta.fts();
-    let body = |row: &str| {
-        if meta.fields.is_empty() {
-            "''".to_string()
-        } else {
-            meta.fields
-                .iter()
-                .map(|f| format!("coalesce({row}.{}, '')", quote(&f.id)))
-                .collect::<Vec<_>>()
-                .join(" || ' ' || ")
-        }
-    };
+    let body = |row: &str| full_text_body(meta, row, Backend::Sqlite);
     for suffix in ["ai", "au", "ad"] {
         exec(
             conn,
@@ -179,8 +169,21 @@ async fn sqlite_fts_triggers(conn: &mut AnyConnection, meta: &Meta) -> CkanResul
     .await
 }
 
-/// Creates the table of `meta` (new), with its full-text index.
+/// Creates the table of `meta` (new), with its full-text index, and records it.
 pub(crate) async fn create(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    meta: &Meta,
+) -> CkanResult<()> {
+    create_bare(conn, backend, meta).await?;
+    full_text(conn, backend, meta, false).await?;
+    record(conn, meta).await
+}
+
+/// Creates the table of `meta` alone: its columns (and on SQLite the empty full-text table),
+/// without the full-text upkeep, which [`full_text`] adds once the rows are in (the loader
+/// fills a table this way, faster than row by row). Not recorded.
+pub(crate) async fn create_bare(
     conn: &mut AnyConnection,
     backend: Backend,
     meta: &Meta,
@@ -191,14 +194,73 @@ pub(crate) async fn create(
         .map(|f| format!("{} {}", quote(&f.id), f.ftype.column_sql(backend)))
         .collect();
     let t = meta.qualified(backend);
+    let mut all = match backend {
+        Backend::Postgres => vec![
+            "_id BIGSERIAL PRIMARY KEY".to_string(),
+            "_full_text tsvector".to_string(),
+        ],
+        Backend::Sqlite => vec!["_id INTEGER PRIMARY KEY AUTOINCREMENT".to_string()],
+    };
+    all.extend(cols);
+    exec(conn, &format!("CREATE TABLE {t} ({})", all.join(", "))).await?;
+    if backend == Backend::Sqlite {
+        exec(
+            conn,
+            &format!(
+                "CREATE VIRTUAL TABLE {} USING fts5(body, tokenize = 'porter unicode61')",
+                meta.fts()
+            ),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// The text of a row the full-text index holds: every column, as text, space-separated.
+fn full_text_body(meta: &Meta, row: &str, backend: Backend) -> String {
+    if meta.fields.is_empty() {
+        return "''".to_string();
+    }
+    meta.fields
+        .iter()
+        .map(|f| {
+            let col = if row.is_empty() {
+                quote(&f.id)
+            } else {
+                format!("{row}.{}", quote(&f.id))
+            };
+            match backend {
+                Backend::Postgres => format!("coalesce(CAST({col} AS text), '')"),
+                Backend::Sqlite => format!("coalesce({col}, '')"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" || ' ' || ")
+}
+
+/// Sets up the full-text index of the table of `meta` and what keeps it current: on
+/// PostgreSQL the GIN index and the trigger, on SQLite the triggers. `rows_in`: the table has
+/// rows already, which are indexed first (in one statement on PostgreSQL; on SQLite in
+/// pieces of rows, through [`fill_sqlite_fts`]).
+pub(crate) async fn full_text(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    meta: &Meta,
+    rows_in: bool,
+) -> CkanResult<()> {
+    let t = meta.qualified(backend);
     match backend {
         Backend::Postgres => {
-            let mut all = vec![
-                "_id BIGSERIAL PRIMARY KEY".to_string(),
-                "_full_text tsvector".to_string(),
-            ];
-            all.extend(cols);
-            exec(conn, &format!("CREATE TABLE {t} ({})", all.join(", "))).await?;
+            if rows_in {
+                exec(
+                    conn,
+                    &format!(
+                        "UPDATE {t} SET _full_text = to_tsvector('english', {})",
+                        full_text_body(meta, "", backend)
+                    ),
+                )
+                .await?;
+            }
             exec(
                 conn,
                 &format!(
@@ -214,23 +276,34 @@ pub(crate) async fn create(
                     quote(&format!("{}_full_text_trigger", meta.name))
                 ),
             )
-            .await?;
+            .await
         }
-        Backend::Sqlite => {
-            let mut all = vec!["_id INTEGER PRIMARY KEY AUTOINCREMENT".to_string()];
-            all.extend(cols);
-            exec(conn, &format!("CREATE TABLE {t} ({})", all.join(", "))).await?;
-            exec(
-                conn,
-                &format!(
-                    "CREATE VIRTUAL TABLE {} USING fts5(body, tokenize = 'porter unicode61')",
-                    meta.fts()
-                ),
-            )
-            .await?;
-            sqlite_fts_triggers(conn, meta).await?;
-        }
+        Backend::Sqlite => sqlite_fts_triggers(conn, meta).await,
     }
+}
+
+/// Indexes the rows `_id` in `(after, upto]` of a SQLite table filled without its triggers.
+pub(crate) async fn fill_sqlite_fts(
+    conn: &mut AnyConnection,
+    meta: &Meta,
+    after: i64,
+    upto: i64,
+) -> CkanResult<()> {
+    sqlx::query(&format!(
+        "INSERT INTO {}(rowid, body) SELECT _id, {} FROM {} WHERE _id > $1 AND _id <= $2",
+        meta.fts(),
+        full_text_body(meta, "", Backend::Sqlite),
+        quote(&meta.name)
+    ))
+    .bind(after)
+    .bind(upto)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Records the table of `meta` as its resource's.
+pub(crate) async fn record(conn: &mut AnyConnection, meta: &Meta) -> CkanResult<()> {
     sqlx::query(
         "INSERT INTO datastore_table (resource_id, table_name, fields, primary_key, created) VALUES ($1, $2, $3, $4, $5)",
     )
@@ -364,8 +437,8 @@ pub(crate) async fn set_indexes(
     Ok(())
 }
 
-/// Drops the table and forgets it.
-pub(crate) async fn drop(
+/// Drops the table of `meta` (and its full-text table), recorded or not.
+pub(crate) async fn drop_bare(
     conn: &mut AnyConnection,
     backend: Backend,
     meta: &Meta,
@@ -378,11 +451,27 @@ pub(crate) async fn drop(
     if backend == Backend::Sqlite {
         exec(conn, &format!("DROP TABLE IF EXISTS {}", meta.fts())).await?;
     }
+    Ok(())
+}
+
+/// Forgets the resource's table without dropping it (the loader drops a replaced table a
+/// little later).
+pub(crate) async fn forget(conn: &mut AnyConnection, resource_id: &str) -> CkanResult<()> {
     sqlx::query("DELETE FROM datastore_table WHERE resource_id = $1")
-        .bind(&meta.resource_id)
+        .bind(resource_id)
         .execute(&mut *conn)
         .await?;
     Ok(())
+}
+
+/// Drops the table and forgets it.
+pub(crate) async fn drop(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    meta: &Meta,
+) -> CkanResult<()> {
+    drop_bare(conn, backend, meta).await?;
+    forget(conn, &meta.resource_id).await
 }
 
 /// Binds a value.

@@ -131,15 +131,9 @@ async fn store_file(
     Ok(())
 }
 
-/// Files live at `<data>/resources/<id[0..3]>/<id[3..6]>/<id[6..]>`, like CKAN's local storage.
+/// Files live where [`catalog_framework::files::resource_file_path`] says.
 fn upload_path(data_dir: &std::path::Path, resource_id: &str) -> std::path::PathBuf {
-    let id: String = resource_id
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
-        .collect();
-    let (a, rest) = id.split_at(id.len().min(3));
-    let (b, c) = rest.split_at(rest.len().min(3));
-    data_dir.join("resources").join(a).join(b).join(c)
+    catalog_framework::files::resource_file_path(data_dir, resource_id)
 }
 
 fn find_resource(show: &Value, id: &str) -> CkanResult<Value> {

@@ -1,0 +1,667 @@
+//! Reading a tabular file as the loader sees it: the encoding (a BOM, UTF-8, else
+//! Windows-1252), the kind (a spreadsheet by its signature, else delimited text with a sniffed
+//! delimiter), the header row made into valid field names, and every row checked and typed in
+//! a first pass before anything is written. Blocking code: it runs on a blocking thread.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::types::valid_field_name;
+
+/// Longest field name (PostgreSQL's identifier limit).
+const MAX_NAME: usize = 63;
+/// Columns a loaded file may have.
+pub(crate) const MAX_COLUMNS: usize = 1_000;
+/// Bytes looked at to sniff the delimiter.
+const SNIFF_BYTES: usize = 64 * 1024;
+
+/// Why a file could not be read; `row`/`line` (1-based, the header is row 0 / line 1) when it
+/// is one row's fault.
+#[derive(Debug)]
+pub(crate) struct ReadError {
+    pub(crate) message: String,
+    pub(crate) row: Option<u64>,
+    pub(crate) line: Option<u64>,
+}
+
+impl ReadError {
+    fn file(message: impl Into<String>) -> ReadError {
+        ReadError {
+            message: message.into(),
+            row: None,
+            line: None,
+        }
+    }
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.row, self.line) {
+            (Some(r), Some(l)) => write!(f, "Row {r} (line {l}): {}", self.message),
+            (Some(r), None) => write!(f, "Row {r}: {}", self.message),
+            _ => f.write_str(&self.message),
+        }
+    }
+}
+
+/// The type a column gets from its values, as XLoader's type guessing gives them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Guess {
+    Numeric,
+    Timestamp,
+    Text,
+}
+
+impl Guess {
+    pub(crate) fn type_name(self) -> &'static str {
+        match self {
+            Guess::Numeric => "numeric",
+            Guess::Timestamp => "timestamp",
+            Guess::Text => "text",
+        }
+    }
+}
+
+/// What the first pass found.
+#[derive(Debug)]
+pub(crate) struct Survey {
+    /// The UTF-8 delimited file the second pass reads (the original or a converted copy).
+    pub(crate) path: PathBuf,
+    pub(crate) delimiter: u8,
+    /// The encoding the file was read as.
+    pub(crate) encoding: &'static str,
+    pub(crate) columns: Vec<String>,
+    pub(crate) types: Vec<Guess>,
+    pub(crate) rows: u64,
+    /// What the loader logs about how it read the file.
+    pub(crate) notes: Vec<String>,
+}
+
+/// The kinds of files the loader reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileKind {
+    Delimited,
+    Spreadsheet,
+}
+
+/// Reads the file at `path` (format hint `format`, lowercased), converting it into a UTF-8
+/// delimited file under `work` when it is not one, and checks and types every row.
+/// `spreadsheet_max`: the largest spreadsheet read (a spreadsheet is read whole).
+pub(crate) fn survey(
+    path: &Path,
+    format: &str,
+    work: &Path,
+    spreadsheet_max: u64,
+) -> Result<Survey, ReadError> {
+    let mut notes = Vec::new();
+    let mut head = [0u8; 8];
+    let n = File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(|e| ReadError::file(format!("Could not read the file: {e}")))?;
+    let head = &head[..n];
+    let kind = if head.starts_with(b"PK\x03\x04") || head.starts_with(&[0xD0, 0xCF, 0x11, 0xE0]) {
+        FileKind::Spreadsheet
+    } else {
+        FileKind::Delimited
+    };
+    let (utf8_path, encoding, delimiter) = match kind {
+        FileKind::Spreadsheet => {
+            let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            if size > spreadsheet_max {
+                return Err(ReadError::file(format!(
+                    "The spreadsheet is larger than {spreadsheet_max} bytes; load it as CSV"
+                )));
+            }
+            let out = work.join("sheet.csv");
+            spreadsheet_to_csv(path, &out)?;
+            notes.push("Read the first sheet of the spreadsheet".to_string());
+            (out, "UTF-8", b',')
+        }
+        FileKind::Delimited => {
+            let (p, enc) = to_utf8(path, work)?;
+            let delim = if format.contains("tsv") || format.contains("tab") {
+                b'\t'
+            } else {
+                sniff_delimiter(&p)?
+            };
+            notes.push(format!(
+                "Delimiter {}",
+                match delim {
+                    b'\t' => "tab".to_string(),
+                    d => format!("'{}'", d as char),
+                }
+            ));
+            (p, enc, delim)
+        }
+    };
+    let mut reader = csv_reader(&utf8_path, delimiter)?;
+    let mut record = csv::StringRecord::new();
+    // The header: the first row that is not blank.
+    let header = loop {
+        match reader.read_record(&mut record) {
+            Ok(true) if record.iter().all(|c| c.trim().is_empty()) => continue,
+            Ok(true) => break record.clone(),
+            Ok(false) => return Err(ReadError::file("No entries found - nothing to load")),
+            Err(e) => return Err(csv_error(&e, 0)),
+        }
+    };
+    if header.len() > MAX_COLUMNS {
+        return Err(ReadError::file(format!(
+            "The file has {} columns; at most {MAX_COLUMNS} are loaded",
+            header.len()
+        )));
+    }
+    let columns = field_names(&header, &mut notes);
+    let width = columns.len();
+    let mut state: Vec<ColumnState> = vec![ColumnState::default(); width];
+    let mut rows: u64 = 0;
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => return Err(csv_error(&e, rows + 1)),
+        }
+        if record.len() != width {
+            if record.iter().all(|c| c.trim().is_empty()) {
+                continue;
+            }
+            return Err(ReadError {
+                message: format!("has {} fields, but the header has {width}", record.len()),
+                row: Some(rows + 1),
+                line: record.position().map(csv::Position::line),
+            });
+        }
+        rows += 1;
+        for (s, cell) in state.iter_mut().zip(record.iter()) {
+            s.see(cell.trim());
+        }
+    }
+    if rows == 0 {
+        notes.push("The file has a header but no rows".to_string());
+    }
+    Ok(Survey {
+        path: utf8_path,
+        delimiter,
+        encoding,
+        columns,
+        types: state.iter().map(ColumnState::guess).collect(),
+        rows,
+        notes,
+    })
+}
+
+/// A reader of the delimited UTF-8 file (the header is read as a row).
+pub(crate) fn csv_reader(
+    path: &Path,
+    delimiter: u8,
+) -> Result<csv::Reader<BufReader<File>>, ReadError> {
+    let f =
+        File::open(path).map_err(|e| ReadError::file(format!("Could not read the file: {e}")))?;
+    Ok(csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .delimiter(delimiter)
+        .from_reader(BufReader::with_capacity(1 << 16, f)))
+}
+
+fn csv_error(e: &csv::Error, row: u64) -> ReadError {
+    let line = e.position().map(csv::Position::line);
+    let message = match e.kind() {
+        csv::ErrorKind::Utf8 { .. } => "is not valid text in the file's encoding".to_string(),
+        csv::ErrorKind::Io(io) => format!("could not be read: {io}"),
+        _ => e.to_string(),
+    };
+    ReadError {
+        message,
+        row: Some(row),
+        line,
+    }
+}
+
+/// Header cells made into field names: trimmed, `"` and leading `_` removed, at most 63
+/// characters; empty ones become `field_<n>`, repeated ones get `_<k>`.
+fn field_names(header: &csv::StringRecord, notes: &mut Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(header.len());
+    for (i, raw) in header.iter().enumerate() {
+        let mut name: String = raw
+            .trim()
+            .trim_start_matches('\u{feff}')
+            .chars()
+            .filter(|c| *c != '"' && !c.is_control())
+            .collect();
+        name = name.trim_start_matches('_').trim().to_string();
+        if name.chars().count() > MAX_NAME {
+            name = name
+                .chars()
+                .take(MAX_NAME)
+                .collect::<String>()
+                .trim()
+                .to_string();
+        }
+        if name.is_empty() {
+            name = format!("field_{}", i + 1);
+        }
+        let base = name.clone();
+        let mut k = 2;
+        while out.iter().any(|o| o == &name) {
+            let suffix = format!("_{k}");
+            let keep = MAX_NAME.saturating_sub(suffix.len());
+            name = format!("{}{suffix}", base.chars().take(keep).collect::<String>());
+            k += 1;
+        }
+        if name != raw {
+            notes.push(format!("Column {} \"{raw}\" is named \"{name}\"", i + 1));
+        }
+        debug_assert!(valid_field_name(&name));
+        out.push(name);
+    }
+    out
+}
+
+/// The types a column's values allow so far.
+#[derive(Debug, Clone, Copy)]
+struct ColumnState {
+    numeric: bool,
+    timestamp: bool,
+    seen: bool,
+}
+
+impl Default for ColumnState {
+    fn default() -> Self {
+        ColumnState {
+            numeric: true,
+            timestamp: true,
+            seen: false,
+        }
+    }
+}
+
+impl ColumnState {
+    fn see(&mut self, v: &str) {
+        if v.is_empty() {
+            return;
+        }
+        self.seen = true;
+        if self.numeric && !is_number(v) {
+            self.numeric = false;
+        }
+        if self.timestamp && !is_timestamp(v) {
+            self.timestamp = false;
+        }
+    }
+
+    fn guess(&self) -> Guess {
+        if !self.seen {
+            Guess::Text
+        } else if self.numeric {
+            Guess::Numeric
+        } else if self.timestamp {
+            Guess::Timestamp
+        } else {
+            Guess::Text
+        }
+    }
+}
+
+/// A decimal number both stores read the same way: optional sign, digits with at most one
+/// point, an optional exponent; no thousands separators, no `NaN`/`inf`, no leading zeros
+/// that would be lost (`007` stays text).
+pub(crate) fn is_number(v: &str) -> bool {
+    let b = v.as_bytes();
+    let mut i = 0;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    let int_start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    let int_len = i - int_start;
+    if int_len > 1 && b[int_start] == b'0' {
+        return false;
+    }
+    let mut frac_len = 0;
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        let s = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        frac_len = i - s;
+    }
+    if int_len + frac_len == 0 || int_len > 30 {
+        return false;
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+            i += 1;
+        }
+        let s = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == s || i - s > 3 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// An ISO 8601 date or date-time both stores read the same way: `YYYY-MM-DD`, optionally
+/// followed by `T` or a space and `HH:MM[:SS[.fraction]]`, no zone.
+pub(crate) fn is_timestamp(v: &str) -> bool {
+    let fmt_date = chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d").is_ok();
+    if fmt_date {
+        return v.len() == 10;
+    }
+    if v.len() < 16 || v.len() > 29 {
+        return false;
+    }
+    let norm = v.replacen(' ', "T", 1);
+    [
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%dT%H:%M:%S",
+        "%Y-%m-%dT%H:%M:%S%.f",
+    ]
+    .iter()
+    .any(|f| chrono::NaiveDateTime::parse_from_str(&norm, f).is_ok())
+        && norm.as_bytes()[4] == b'-'
+}
+
+/// The delimiter that splits the first lines into the same number of fields, most fields
+/// first, among `,` `;` tab `|`; `,` when none does.
+fn sniff_delimiter(path: &Path) -> Result<u8, ReadError> {
+    let mut buf = vec![0u8; SNIFF_BYTES];
+    let mut f =
+        File::open(path).map_err(|e| ReadError::file(format!("Could not read the file: {e}")))?;
+    let mut n = 0;
+    while n < buf.len() {
+        let k = f
+            .read(&mut buf[n..])
+            .map_err(|e| ReadError::file(format!("Could not read the file: {e}")))?;
+        if k == 0 {
+            break;
+        }
+        n += k;
+    }
+    buf.truncate(n);
+    // Only whole lines.
+    if n == SNIFF_BYTES {
+        if let Some(last) = buf.iter().rposition(|b| *b == b'\n') {
+            buf.truncate(last + 1);
+        }
+    }
+    let mut best = (b',', 0usize);
+    for d in [b',', b';', b'\t', b'|'] {
+        let mut r = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .delimiter(d)
+            .from_reader(buf.as_slice());
+        let mut widths = Vec::new();
+        for rec in r.records().take(50) {
+            match rec {
+                Ok(rec) => widths.push(rec.len()),
+                Err(_) => break,
+            }
+        }
+        let Some(first) = widths.first().copied() else {
+            continue;
+        };
+        if first > 1 && widths.iter().all(|w| *w == first) && first > best.1 {
+            best = (d, first);
+        }
+    }
+    Ok(best.0)
+}
+
+/// The file as UTF-8 without a BOM: the file itself when it is that already; else a copy
+/// under `work`, converted from UTF-16 (by its BOM) or Windows-1252 (any other bytes that are
+/// not UTF-8, as XLoader's fallback).
+fn to_utf8(path: &Path, work: &Path) -> Result<(PathBuf, &'static str), ReadError> {
+    let io = |e: std::io::Error| ReadError::file(format!("Could not read the file: {e}"));
+    let mut f = File::open(path).map_err(io)?;
+    let mut bom = [0u8; 3];
+    let n = f.read(&mut bom).map_err(io)?;
+    let (encoding, skip): (&'static encoding_rs::Encoding, u64) = match &bom[..n] {
+        [0xEF, 0xBB, 0xBF] => (encoding_rs::UTF_8, 3),
+        [0xFF, 0xFE, ..] => (encoding_rs::UTF_16LE, 2),
+        [0xFE, 0xFF, ..] => (encoding_rs::UTF_16BE, 2),
+        _ => {
+            if is_utf8(path)? {
+                return Ok((path.to_path_buf(), "UTF-8"));
+            }
+            (encoding_rs::WINDOWS_1252, 0)
+        }
+    };
+    if encoding == encoding_rs::UTF_8 && is_utf8_after(path, 3)? {
+        // Only the BOM is in the way: copy without it.
+        let out = work.join("utf8.csv");
+        let mut src = File::open(path).map_err(io)?;
+        src.seek(SeekFrom::Start(3)).map_err(io)?;
+        let mut dst = BufWriter::new(File::create(&out).map_err(io)?);
+        std::io::copy(&mut src, &mut dst).map_err(io)?;
+        dst.flush().map_err(io)?;
+        return Ok((out, "UTF-8"));
+    }
+    let encoding = if encoding == encoding_rs::UTF_8 {
+        encoding_rs::WINDOWS_1252
+    } else {
+        encoding
+    };
+    let out = work.join("utf8.csv");
+    let mut src = BufReader::new(File::open(path).map_err(io)?);
+    src.seek(SeekFrom::Start(skip)).map_err(io)?;
+    let mut dst = BufWriter::new(File::create(&out).map_err(io)?);
+    let mut decoder = encoding.new_decoder_without_bom_handling();
+    let mut inbuf = vec![0u8; 1 << 16];
+    let mut outbuf = String::with_capacity(1 << 18);
+    loop {
+        let k = src.read(&mut inbuf).map_err(io)?;
+        let last = k == 0;
+        let mut input = &inbuf[..k];
+        loop {
+            outbuf.clear();
+            let (result, read, _) = decoder.decode_to_string(input, &mut outbuf, last);
+            dst.write_all(outbuf.as_bytes()).map_err(io)?;
+            input = &input[read..];
+            if result == encoding_rs::CoderResult::InputEmpty {
+                break;
+            }
+        }
+        if last {
+            break;
+        }
+    }
+    dst.flush().map_err(io)?;
+    Ok((out, encoding.name()))
+}
+
+fn is_utf8(path: &Path) -> Result<bool, ReadError> {
+    is_utf8_after(path, 0)
+}
+
+/// Whether the file from byte `skip` on is UTF-8 (read in pieces; a character split between
+/// two pieces is carried over).
+fn is_utf8_after(path: &Path, skip: u64) -> Result<bool, ReadError> {
+    let io = |e: std::io::Error| ReadError::file(format!("Could not read the file: {e}"));
+    let mut f = BufReader::new(File::open(path).map_err(io)?);
+    f.seek(SeekFrom::Start(skip)).map_err(io)?;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut carry = 0usize;
+    loop {
+        let k = f.read(&mut buf[carry..]).map_err(io)?;
+        let end = carry + k;
+        if k == 0 {
+            return Ok(carry == 0);
+        }
+        match std::str::from_utf8(&buf[..end]) {
+            Ok(_) => carry = 0,
+            Err(e) if e.error_len().is_none() => {
+                // An incomplete character at the end: keep it for the next piece.
+                let valid = e.valid_up_to();
+                buf.copy_within(valid..end, 0);
+                carry = end - valid;
+            }
+            Err(_) => return Ok(false),
+        }
+    }
+}
+
+/// The first sheet of a spreadsheet (xlsx, xls, ods) as a CSV file.
+fn spreadsheet_to_csv(path: &Path, out: &Path) -> Result<(), ReadError> {
+    use calamine::{open_workbook_auto, Data, Reader};
+    let mut book = open_workbook_auto(path)
+        .map_err(|e| ReadError::file(format!("Could not read the spreadsheet: {e}")))?;
+    let range = book
+        .worksheet_range_at(0)
+        .ok_or_else(|| ReadError::file("The spreadsheet has no sheet"))?
+        .map_err(|e| ReadError::file(format!("Could not read the spreadsheet: {e}")))?;
+    let io =
+        |e: std::io::Error| ReadError::file(format!("Could not write the converted file: {e}"));
+    let mut w = csv::Writer::from_writer(BufWriter::new(File::create(out).map_err(io)?));
+    for row in range.rows() {
+        let cells: Vec<String> = row
+            .iter()
+            .map(|c| match c {
+                Data::Empty => String::new(),
+                Data::String(s) => s.clone(),
+                Data::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", *f as i64),
+                Data::Float(f) => f.to_string(),
+                Data::Int(i) => i.to_string(),
+                Data::Bool(b) => b.to_string(),
+                Data::DateTime(d) => d
+                    .as_datetime()
+                    .map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string())
+                    .unwrap_or_else(|| d.as_f64().to_string()),
+                Data::DateTimeIso(s) | Data::DurationIso(s) => s.clone(),
+                Data::Error(e) => format!("#{e:?}"),
+            })
+            .collect();
+        w.write_record(&cells)
+            .map_err(|e| ReadError::file(format!("Could not write the converted file: {e}")))?;
+    }
+    w.flush().map_err(io)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    #[test]
+    fn numbers_and_timestamps_are_recognised_strictly() {
+        for n in [
+            "0",
+            "-1",
+            "+2.5",
+            "3.",
+            ".5",
+            "1e10",
+            "12345678901234567890",
+            "0.07",
+        ] {
+            assert!(is_number(n), "{n}");
+        }
+        for n in [
+            "", "-", "007", "1,000", "NaN", "inf", "1e", "1.2.3", "0x10", "1e1000",
+        ] {
+            assert!(!is_number(n), "{n}");
+        }
+        for t in [
+            "2024-02-29",
+            "2024-01-02T03:04",
+            "2024-01-02 03:04:05",
+            "2024-01-02T03:04:05.123",
+        ] {
+            assert!(is_timestamp(t), "{t}");
+        }
+        for t in [
+            "2023-02-29",
+            "02/01/2024",
+            "2024-1-2",
+            "2024-01-02T25:00",
+            "2024-01-02Z",
+        ] {
+            assert!(!is_timestamp(t), "{t}");
+        }
+    }
+
+    #[test]
+    fn a_semicolon_file_in_windows_1252_is_read_and_typed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(
+            dir.path(),
+            "f.csv",
+            b"name;\"size\";when;_id;name\nCaf\xe9;1.5;2024-01-02;a;x\nNa\xefve;2;2024-01-03 10:00;b;y\n",
+        );
+        let s = survey(&p, "csv", dir.path(), 1 << 20).unwrap();
+        assert_eq!(s.delimiter, b';');
+        assert_eq!(s.encoding, "windows-1252");
+        assert_eq!(s.columns, ["name", "size", "when", "id", "name_2"]);
+        assert_eq!(
+            s.types,
+            [
+                Guess::Text,
+                Guess::Numeric,
+                Guess::Timestamp,
+                Guess::Text,
+                Guess::Text
+            ]
+        );
+        assert_eq!(s.rows, 2);
+        let text = std::fs::read_to_string(&s.path).unwrap();
+        assert!(text.contains("Café") && text.contains("Naïve"), "{text}");
+    }
+
+    #[test]
+    fn a_row_of_the_wrong_width_names_its_row_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(dir.path(), "f.csv", b"a,b\n1,2\n\"multi\nline\",3\n4,5,6\n");
+        let e = survey(&p, "csv", dir.path(), 1 << 20).unwrap_err();
+        assert_eq!(e.row, Some(3));
+        assert_eq!(e.line, Some(5));
+        assert_eq!(
+            e.to_string(),
+            "Row 3 (line 5): has 3 fields, but the header has 2"
+        );
+    }
+
+    #[test]
+    fn utf16_and_bom_files_are_converted() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bytes = vec![0xFF, 0xFE];
+        for u in "a\tb\n1\tü\n".encode_utf16() {
+            bytes.extend_from_slice(&u.to_le_bytes());
+        }
+        let p = write(dir.path(), "f.tsv", &bytes);
+        let s = survey(&p, "tsv", dir.path(), 1 << 20).unwrap();
+        assert_eq!((s.encoding, s.delimiter), ("UTF-16LE", b'\t'));
+        assert_eq!(s.columns, ["a", "b"]);
+        let p = write(dir.path(), "g.csv", b"\xEF\xBB\xBFx,y\n1,2\n");
+        let s = survey(&p, "csv", dir.path(), 1 << 20).unwrap();
+        assert_eq!(s.columns, ["x", "y"]);
+        assert_eq!(s.types, [Guess::Numeric, Guess::Numeric]);
+    }
+
+    #[test]
+    fn empty_files_and_blank_headers() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(dir.path(), "e.csv", b"\n\n");
+        assert_eq!(
+            survey(&p, "csv", dir.path(), 1 << 20).unwrap_err().message,
+            "No entries found - nothing to load"
+        );
+        let p = write(dir.path(), "h.csv", b",b,\n1,2,3\n");
+        let s = survey(&p, "csv", dir.path(), 1 << 20).unwrap();
+        assert_eq!(s.columns, ["field_1", "b", "field_3"]);
+    }
+}

@@ -100,7 +100,7 @@ fn loadable(res: &Value, s: &LoaderSettings) -> bool {
     s.enabled
         && !url.is_empty()
         && !matches!(url_type, "datastore" | "datapusher" | "xloader")
-        && s.formats.iter().any(|f| *f == format)
+        && s.formats.contains(&format)
 }
 
 /// Whether the file behind a resource changed (a new upload, another link, another format).

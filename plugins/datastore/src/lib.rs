@@ -29,8 +29,9 @@ const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: "0002_datastore_load",
-        sqlite: include_str!("../migrations/0002_sqlite.sql"),
-        postgres: include_str!("../migrations/0002_postgres.sql"),
+        // The same SQL on both stores.
+        sqlite: include_str!("../migrations/0002_datastore_load.sql"),
+        postgres: include_str!("../migrations/0002_datastore_load.sql"),
     },
 ];
 

@@ -171,18 +171,18 @@ impl EventSubscriber for AutoSubmit {
         let Some(after) = &event.after else {
             return Ok(());
         };
-        let before: Vec<Value> = event
+        let none = Vec::new();
+        let before = event
             .before
             .as_ref()
-            .and_then(|b| b["resources"].as_array().cloned())
-            .unwrap_or_default();
-        let resources = after["resources"].as_array().cloned().unwrap_or_default();
-        for res in resources {
+            .and_then(|b| b["resources"].as_array())
+            .unwrap_or(&none);
+        for res in after["resources"].as_array().unwrap_or(&none) {
             let Some(id) = res["id"].as_str() else {
                 continue;
             };
             let old = before.iter().find(|b| b["id"] == res["id"]);
-            if loadable(&res, &s) && file_changed(old, &res) {
+            if loadable(res, &s) && file_changed(old, res) {
                 submit(ctx, id, false).await?;
             }
         }
@@ -441,18 +441,16 @@ async fn load(
         }
     };
     let hash = file_hash(path.clone()).await?;
-    let previous = {
+    let (previous, has_table) = {
         let mut conn = app.store.pool.acquire().await?;
-        load_row(&mut conn, resource_id)
+        let previous = load_row(&mut conn, resource_id)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let has_table = table::load(&mut conn, resource_id)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?
-    };
-    let has_table = {
-        let mut conn = app.store.pool.acquire().await?;
-        table::load(&mut conn, resource_id)
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?
-            .is_some()
+            .is_some();
+        (previous, has_table)
     };
     if !ignore_hash
         && has_table
@@ -520,19 +518,20 @@ async fn load(
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     }
-    let app2 = app.clone();
-    let (rid, lid, log2) = (resource_id.to_string(), load_id.to_string(), log.clone());
+    let (app2, rid, lid) = (app.clone(), resource_id.to_string(), load_id.to_string());
     let progress = move |rows: u64| {
-        let (app, rid, lid, log) = (app2.clone(), rid.clone(), lid.clone(), log2.clone());
+        let (app, rid, lid) = (app2.clone(), rid.clone(), lid.clone());
+        // Only the count, and only while this load is running: a report that arrives after
+        // the swap must not turn a complete load back into a running one.
         tokio::spawn(async move {
-            let _ = set_state(
-                &app,
-                &rid,
-                &lid,
-                "running",
-                &log,
-                &[("rows_loaded", Some(rows.to_string()))],
+            let _guard = app.store.lock_writes().await;
+            let _ = sqlx::query(
+                "UPDATE datastore_load SET rows_loaded = $3 WHERE resource_id = $1 AND load_id = $2 AND state = 'running'",
             )
+            .bind(&rid)
+            .bind(&lid)
+            .bind(i64::try_from(rows).unwrap_or(i64::MAX))
+            .execute(&app.store.pool)
             .await;
         });
     };

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CKAN acceptance: runs acceptance/ckanapi_foundation.py, ckanapi_search.py, ckanapi_activity.py and ckanapi_api_surface.py (the real `ckanapi`
+# CKAN acceptance: runs acceptance/ckanapi_foundation.py, ckanapi_search.py, ckanapi_activity.py, ckanapi_api_surface.py and ckanapi_datastore.py (the real `ckanapi`
 # client), legacy_api_script.py (the legacy API v1/v2 with plain urllib, as an old script), dcat_rdf.py (the DCAT RDF endpoints, parsed with rdflib and checked with the vendored
 # SHACL validator in conformance-tests/dcat-ap), web_browser.py (the web pages in headless Chromium
 # with Selenium and axe-core, installed by acceptance/setup-browser.sh) and schemathesis (every action, from the OpenAPI
@@ -95,6 +95,7 @@ CATALOG__SITE_URL="$CKAN_URL" \
     CATALOG__AUTH__CREATE_USER_VIA_WEB=true \
     CATALOGEXT__DCAT__DATASETS_PER_PAGE=5 \
     CATALOGEXT__DCAT__ENABLE_CONTENT_NEGOTIATION=true \
+    CATALOG__DATASTORE__SQLSEARCH__ENABLED=true \
     "$CATALOG_BIN" --data-dir "$TMP/data" serve --bind "127.0.0.1:$PORT" \
     >"$TMP/server.log" 2>&1 &
 SERVER_PID=$!
@@ -145,6 +146,11 @@ CKAN_URL="$CKAN_URL" \
     CKAN_MEMBER_TOKEN="$CKAN_MEMBER_TOKEN" \
     CKAN_OUTSIDER_TOKEN="$CKAN_OUTSIDER_TOKEN" \
     "$VENV/bin/python" "$ROOT/acceptance/ckanapi_api_surface.py" || status=$?
+echo "acceptance: the DataStore (ckanapi, and the dump as plain HTTP)"
+CKAN_URL="$CKAN_URL" \
+    CKAN_SYSADMIN_TOKEN="$CKAN_SYSADMIN_TOKEN" \
+    CKAN_OUTSIDER_TOKEN="$CKAN_OUTSIDER_TOKEN" \
+    "$VENV/bin/python" "$ROOT/acceptance/ckanapi_datastore.py" || status=$?
 echo "acceptance: the legacy API v1/v2, as an old plain-HTTP script"
 CKAN_URL="$CKAN_URL" \
     CKAN_SYSADMIN_TOKEN="$CKAN_SYSADMIN_TOKEN" \

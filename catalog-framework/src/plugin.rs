@@ -81,6 +81,13 @@ pub trait Plugin: Send + Sync + 'static {
         true
     }
 
+    /// Actions the plugin registers that this config switches off: they are left out of the
+    /// registry, so a call answers as for an action that does not exist (CKAN registers
+    /// `datastore_search_sql` only when `ckan.datastore.sqlsearch.enabled` is set).
+    fn switched_off_actions(&self, _config: &Config) -> Vec<&'static str> {
+        Vec::new()
+    }
+
     /// Reads and validates the plugin's config section; an error stops start-up.
     fn configure(&self, _setup: &mut Setup<'_>) -> anyhow::Result<()> {
         Ok(())
@@ -178,6 +185,8 @@ pub struct PluginSet {
     pub(crate) enabled: BTreeMap<&'static str, Arc<dyn Plugin>>,
     /// Crates of registered plugins that are not enabled: their registrations are left out.
     pub(crate) disabled_crates: BTreeSet<&'static str>,
+    /// Actions the enabled plugins switch off under this config.
+    pub(crate) switched_off: BTreeSet<&'static str>,
 }
 
 /// `my-plugin` and `my_plugin` name one plugin.
@@ -194,10 +203,16 @@ impl PluginSet {
     /// The plugins `catalog.plugins` names, or the ones enabled by default when it is unset.
     /// A name no plugin has is an error that lists the registered ones.
     pub fn from_config(config: &Config) -> anyhow::Result<PluginSet> {
-        match &config.catalog.plugins {
-            None => Self::choose(|p| p.enabled_by_default(config), None),
-            Some(list) => Self::choose(|_| false, Some(&list.0)),
-        }
+        let mut set = match &config.catalog.plugins {
+            None => Self::choose(|p| p.enabled_by_default(config), None)?,
+            Some(list) => Self::choose(|_| false, Some(&list.0))?,
+        };
+        set.switched_off = set
+            .enabled
+            .values()
+            .flat_map(|p| p.switched_off_actions(config))
+            .collect();
+        Ok(set)
     }
 
     fn choose(
@@ -256,6 +271,7 @@ impl PluginSet {
         let mut set = PluginSet {
             enabled: BTreeMap::new(),
             disabled_crates: BTreeSet::new(),
+            switched_off: BTreeSet::new(),
         };
         // A crate with an enabled plugin keeps its registrations even if it registered a
         // second, disabled plugin.

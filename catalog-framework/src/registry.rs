@@ -376,6 +376,7 @@ impl Registry {
                 .collect(),
             |outer, next| Box::new(ActionChain { outer, next }),
         )?;
+        actions.retain(|name, _| !plugins.switched_off.contains(name.as_str()));
         let mut auth = resolve("auth function", enabled!(plugins, AuthRegistration))?;
         chain(
             "auth function",

@@ -32,6 +32,11 @@ pub(crate) async fn start(kind: StoreKind) -> (TestServer, String) {
             "dcat".into(),
             serde_json::json!({"enable_content_negotiation": true, "datasets_per_page": 2}),
         );
+        // The DataStore's SQL search is off by default, as in CKAN; the cases cover it.
+        config.catalog.other.insert(
+            "datastore".into(),
+            serde_json::json!({"sqlsearch": {"enabled": true}}),
+        );
         // Each store runs with its own search backend (testkit's choice): tantivy beside
         // SQLite, PostgreSQL full-text search beside PostgreSQL (the multi-node set-up).
     })

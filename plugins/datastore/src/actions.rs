@@ -17,7 +17,7 @@ const ROWS_MAX: i64 = 32_000;
 /// Columns a table may have, and records one call may write.
 const MAX_FIELDS: usize = 1_000;
 
-fn rows_max(ctx: &ActionContext) -> i64 {
+pub(crate) fn rows_max(ctx: &ActionContext) -> i64 {
     ctx.config()
         .catalog
         .other
@@ -999,7 +999,7 @@ fn sort_clause(meta: &Meta, clause: &str) -> Option<String> {
 }
 
 /// A CSV/TSV field as PostgreSQL's COPY writes it.
-fn csv_field(v: &Value, sep: char) -> String {
+pub(crate) fn csv_field(v: &Value, sep: char) -> String {
     let s = match v {
         Value::Null => return String::new(),
         Value::Bool(b) => return if *b { "t".into() } else { "f".into() },
@@ -1016,6 +1016,16 @@ fn csv_field(v: &Value, sep: char) -> String {
 pub(crate) async fn datastore_search(
     ctx: &mut ActionContext,
     p: DatastoreSearchParams,
+) -> CkanResult<Value> {
+    search(ctx, p, None).await
+}
+
+/// `datastore_search`, optionally only rows whose `_id` is above `after` (the dump's keyset
+/// paging: each page starts where the last ended, however deep).
+pub(crate) async fn search(
+    ctx: &mut ActionContext,
+    p: DatastoreSearchParams,
+    after: Option<i64>,
 ) -> CkanResult<Value> {
     let (res, meta) = readable(ctx, &p.id, &p.resource_id, "datastore_search", |id| {
         format!("Resource \"{id}\" was not found.")
@@ -1126,6 +1136,10 @@ pub(crate) async fn datastore_search(
                 format!("instr(lower(CAST({} AS TEXT)), ${n}) > 0", quote(f))
             }
         });
+    }
+    if let Some(after) = after {
+        binds.push(Cell::Int(after));
+        wheres.push(format!("_id > ${}", binds.len()));
     }
     let where_sql = if wheres.is_empty() {
         String::new()

@@ -10,7 +10,9 @@
 #![forbid(unsafe_code)]
 
 mod actions;
+mod dump;
 mod loader;
+mod sql;
 mod table;
 mod types;
 
@@ -42,6 +44,19 @@ impl Plugin for DatastorePlugin {
 
     fn migrations(&self) -> &'static [Migration] {
         MIGRATIONS
+    }
+
+    fn switched_off_actions(&self, config: &Config) -> Vec<&'static str> {
+        if sql::enabled(config) {
+            Vec::new()
+        } else {
+            vec!["datastore_search_sql"]
+        }
+    }
+
+    fn configure(&self, setup: &mut Setup<'_>) -> anyhow::Result<()> {
+        setup.insert(sql::SqlSearch::load(setup.config)?);
+        Ok(())
     }
 }
 
@@ -108,12 +123,14 @@ impl AuthFunction for ReadAuth {
 }
 
 register_plugin!(DatastorePlugin);
+register_routes!("datastore_dump", dump::routes);
 register_auth!("datastore_create", WriteAuth);
 register_auth!("datastore_upsert", WriteAuth);
 register_auth!("datastore_delete", WriteAuth);
 register_auth!("datastore_records_delete", WriteAuth);
 register_auth!("datastore_search", ReadAuth);
 register_auth!("datastore_info", ReadAuth);
+register_auth!("datastore_search_sql", sql::SqlAuth);
 register_auth!("xloader_submit", WriteAuth);
 register_auth!("xloader_status", WriteAuth);
 
@@ -124,6 +141,7 @@ register_typed_actions! {
     write datastore_records_delete(actions::DatastoreRecordsDeleteParams) => actions::datastore_records_delete;
     read datastore_info(actions::DatastoreInfoParams) => actions::datastore_info;
     read datastore_search(actions::DatastoreSearchParams) => actions::datastore_search;
+    read datastore_search_sql(sql::DatastoreSearchSqlParams) => sql::datastore_search_sql;
     write xloader_submit(loader::XloaderSubmitParams) => loader::xloader_submit;
     read xloader_status(loader::XloaderStatusParams) => loader::xloader_status;
 }

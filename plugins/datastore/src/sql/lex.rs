@@ -1,0 +1,457 @@
+//! A lexer for the SQL of `datastore_search_sql`: enough of PostgreSQL's and SQLite's token
+//! rules (strings, escape strings, dollar quotes, quoted identifiers, nested comments) to tell
+//! where a statement ends, which names are called as functions, and which identifiers name a
+//! resource. It is not the guard: the store's own checks are (a read-only role or authorizer,
+//! the plan's tables). It only has to see what the store will see, and it refuses what it is
+//! not sure of (an unterminated string or comment, PostgreSQL's `U&"…"` identifiers).
+
+use std::ops::Range;
+
+use catalog_framework::store::Backend;
+
+/// A token's kind; its text is `sql[span]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A bare identifier or keyword (as written; compare lower-cased).
+    Word,
+    /// A quoted identifier: its name, unquoted.
+    Quoted(String),
+    /// A string or number literal.
+    Literal,
+    /// A parameter (`$1`, `?`, `:name`).
+    Param,
+    /// Punctuation or an operator character; `::` is one token.
+    Op,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Token {
+    pub(crate) kind: Kind,
+    pub(crate) span: Range<usize>,
+}
+
+impl Token {
+    pub(crate) fn is_op(&self, sql: &str, op: &str) -> bool {
+        self.kind == Kind::Op && &sql[self.span.clone()] == op
+    }
+
+    /// The name of an identifier token: a bare word lower-cased, a quoted one as written.
+    pub(crate) fn name(&self, sql: &str) -> Option<String> {
+        match &self.kind {
+            Kind::Word => Some(sql[self.span.clone()].to_ascii_lowercase()),
+            Kind::Quoted(n) => Some(n.clone()),
+            _ => None,
+        }
+    }
+}
+
+fn word_start(c: char) -> bool {
+    c.is_alphabetic() || c == '_'
+}
+
+fn word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$'
+}
+
+/// The tokens of `sql` (comments and white space dropped), or what is wrong with it.
+pub(crate) fn lex(sql: &str, backend: Backend) -> Result<Vec<Token>, String> {
+    let pg = backend == Backend::Postgres;
+    let chars: Vec<(usize, char)> = sql.char_indices().collect();
+    let at = |i: usize| chars.get(i).map(|(_, c)| *c);
+    let pos = |i: usize| chars.get(i).map_or(sql.len(), |(p, _)| *p);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i].1;
+        let start = i;
+        if c == '\0' {
+            return Err("The query must not contain NUL characters".into());
+        }
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        // Comments: `-- …` to the end of the line, `/* … */` (nested on PostgreSQL).
+        if c == '-' && at(i + 1) == Some('-') {
+            while i < chars.len() && chars[i].1 != '\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == '/' && at(i + 1) == Some('*') {
+            let mut depth = 1;
+            i += 2;
+            while depth > 0 {
+                match (at(i), at(i + 1)) {
+                    (None, _) => return Err("The query has an unterminated comment".into()),
+                    (Some('*'), Some('/')) => {
+                        depth -= 1;
+                        i += 2;
+                    }
+                    (Some('/'), Some('*')) if pg => {
+                        depth += 1;
+                        i += 2;
+                    }
+                    _ => i += 1,
+                }
+            }
+            continue;
+        }
+        // String prefixes: E'…' (backslash escapes), B'…', X'…', N'…', U&'…'.
+        let lower = c.to_ascii_lowercase();
+        let (prefix_len, backslashes) = match (lower, at(i + 1), at(i + 2)) {
+            ('e', Some('\''), _) if pg => (1, true),
+            ('b' | 'x' | 'n', Some('\''), _) => (1, false),
+            ('u', Some('&'), Some('\'')) if pg => (2, false),
+            ('u', Some('&'), Some('"')) if pg => {
+                return Err("Unicode-escaped identifiers (U&\"…\") are not supported".into())
+            }
+            _ => (0, false),
+        };
+        if c == '\'' || prefix_len > 0 {
+            i += prefix_len + 1;
+            loop {
+                match at(i) {
+                    None => return Err("The query has an unterminated quoted string".into()),
+                    Some('\\') if backslashes => i += 2,
+                    Some('\'') if at(i + 1) == Some('\'') => i += 2,
+                    Some('\'') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(_) => i += 1,
+                }
+            }
+            out.push(Token {
+                kind: Kind::Literal,
+                span: pos(start)..pos(i),
+            });
+            continue;
+        }
+        // Quoted identifiers: "…" ("" inside); SQLite also [ … ] and ` … `.
+        let close = match c {
+            '"' => Some('"'),
+            '`' if !pg => Some('`'),
+            '[' if !pg => Some(']'),
+            _ => None,
+        };
+        if let Some(close) = close {
+            let mut name = String::new();
+            i += 1;
+            loop {
+                match at(i) {
+                    None => return Err("The query has an unterminated quoted identifier".into()),
+                    Some(ch) if ch == close && close != ']' && at(i + 1) == Some(close) => {
+                        name.push(close);
+                        i += 2;
+                    }
+                    Some(ch) if ch == close => {
+                        i += 1;
+                        break;
+                    }
+                    Some(ch) => {
+                        name.push(ch);
+                        i += 1;
+                    }
+                }
+            }
+            out.push(Token {
+                kind: Kind::Quoted(name),
+                span: pos(start)..pos(i),
+            });
+            continue;
+        }
+        // Dollar quotes ($tag$ … $tag$) and positional parameters ($1).
+        if c == '$' && pg {
+            let mut j = i + 1;
+            while at(j).is_some_and(|ch| ch.is_ascii_alphanumeric() || ch == '_') {
+                j += 1;
+            }
+            let tag_ok = at(i + 1).is_some_and(|ch| !ch.is_ascii_digit());
+            if at(j) == Some('$') && tag_ok {
+                let tag: String = chars[i..=j].iter().map(|(_, c)| *c).collect();
+                let body_start = pos(j + 1);
+                let Some(end) = sql[body_start..].find(&tag) else {
+                    return Err("The query has an unterminated dollar-quoted string".into());
+                };
+                let end_byte = body_start + end + tag.len();
+                while i < chars.len() && pos(i) < end_byte {
+                    i += 1;
+                }
+                out.push(Token {
+                    kind: Kind::Literal,
+                    span: pos(start)..end_byte,
+                });
+                continue;
+            }
+            i = j;
+            out.push(Token {
+                kind: Kind::Param,
+                span: pos(start)..pos(i),
+            });
+            continue;
+        }
+        if (c == '?' || c == ':' || c == '@' || c == '$')
+            && !pg
+            && (c == '?' || at(i + 1).is_some_and(word_start))
+        {
+            i += 1;
+            while at(i).is_some_and(word_char) {
+                i += 1;
+            }
+            out.push(Token {
+                kind: Kind::Param,
+                span: pos(start)..pos(i),
+            });
+            continue;
+        }
+        if c.is_ascii_digit() || (c == '.' && at(i + 1).is_some_and(|d| d.is_ascii_digit())) {
+            while at(i).is_some_and(|d| d.is_ascii_alphanumeric() || d == '.' || d == '_') {
+                // An exponent's sign: 1e-5.
+                if matches!(at(i), Some('e' | 'E')) && matches!(at(i + 1), Some('+' | '-')) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            out.push(Token {
+                kind: Kind::Literal,
+                span: pos(start)..pos(i),
+            });
+            continue;
+        }
+        if word_start(c) {
+            while at(i).is_some_and(word_char) {
+                i += 1;
+            }
+            out.push(Token {
+                kind: Kind::Word,
+                span: pos(start)..pos(i),
+            });
+            continue;
+        }
+        i += if c == ':' && at(i + 1) == Some(':') {
+            2
+        } else {
+            1
+        };
+        out.push(Token {
+            kind: Kind::Op,
+            span: pos(start)..pos(i),
+        });
+    }
+    Ok(out)
+}
+
+/// Whether the tokens are one statement: `;` only at the end.
+pub(crate) fn single_statement(sql: &str, toks: &[Token]) -> bool {
+    let last = toks
+        .iter()
+        .rposition(|t| !t.is_op(sql, ";"))
+        .map_or(0, |p| p + 1);
+    last > 0 && !toks[..last].iter().any(|t| t.is_op(sql, ";"))
+}
+
+/// Words that may stand before `(` without being a function call.
+const NOT_FUNCTIONS: &[&str] = &[
+    "select",
+    "from",
+    "where",
+    "and",
+    "or",
+    "not",
+    "in",
+    "exists",
+    "any",
+    "all",
+    "some",
+    "as",
+    "on",
+    "using",
+    "values",
+    "join",
+    "lateral",
+    "union",
+    "intersect",
+    "except",
+    "over",
+    "filter",
+    "within",
+    "group",
+    "by",
+    "having",
+    "when",
+    "then",
+    "else",
+    "case",
+    "row",
+    "array",
+    "limit",
+    "offset",
+    "with",
+    "window",
+    "distinct",
+    "rollup",
+    "cube",
+    "sets",
+    "between",
+    "like",
+    "ilike",
+    "similar",
+    "to",
+    "escape",
+    "varying",
+    "recursive",
+    "materialized",
+    "only",
+    "tablesample",
+    "repeatable",
+    "partition",
+    "order",
+];
+
+/// The names the SQL calls as functions (`name(`, `schema.name(`, `"name"(`), lower-cased
+/// unless quoted. A name after `::` or `AS` is a type or an alias, and a name whose
+/// parenthesis is followed by `AS` is a common table expression's.
+pub(crate) fn called_functions(sql: &str, toks: &[Token]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        let Some(name) = t.name(sql) else { continue };
+        if !toks.get(i + 1).is_some_and(|n| n.is_op(sql, "(")) {
+            continue;
+        }
+        if t.kind == Kind::Word && NOT_FUNCTIONS.contains(&name.as_str()) {
+            continue;
+        }
+        let before = i.checked_sub(1).map(|p| &toks[p]);
+        if before.is_some_and(|b| {
+            b.is_op(sql, "::")
+                || (b.kind == Kind::Word && sql[b.span.clone()].eq_ignore_ascii_case("as"))
+        }) {
+            continue;
+        }
+        // `name (…) AS (…)`: a common table expression with column names.
+        let mut depth = 0usize;
+        let mut close = None;
+        for (j, u) in toks.iter().enumerate().skip(i + 1) {
+            if u.is_op(sql, "(") {
+                depth += 1;
+            } else if u.is_op(sql, ")") {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(j);
+                    break;
+                }
+            }
+        }
+        if let Some(j) = close {
+            if toks.get(j + 1).is_some_and(|n| {
+                n.kind == Kind::Word && sql[n.span.clone()].eq_ignore_ascii_case("as")
+            }) {
+                continue;
+            }
+        }
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// Whether the parentheses balance (a `)` that closes nothing could end the wrapper query
+/// around the statement).
+pub(crate) fn balanced(sql: &str, toks: &[Token]) -> bool {
+    let mut depth: i64 = 0;
+    for t in toks {
+        if t.is_op(sql, "(") {
+            depth += 1;
+        } else if t.is_op(sql, ")") {
+            depth -= 1;
+            if depth < 0 {
+                return false;
+            }
+        }
+    }
+    depth == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(sql: &str, b: Backend) -> Vec<String> {
+        let t = lex(sql, b).unwrap();
+        called_functions(sql, &t)
+    }
+
+    #[test]
+    fn statements_end_only_at_the_end() {
+        for (sql, one) in [
+            ("select 1", true),
+            ("select 1;", true),
+            ("select 1; ;", true),
+            ("select 1; select 2", false),
+            ("select ';' as x", true),
+            ("select 1 -- ; drop\n", true),
+            ("select 1 /* ; */", true),
+            ("select $x$ ; $x$", true),
+            ("select \"a;b\" from t", true),
+            (";", false),
+            ("", false),
+        ] {
+            let t = lex(sql, Backend::Postgres).unwrap();
+            assert_eq!(single_statement(sql, &t), one, "{sql}");
+        }
+    }
+
+    #[test]
+    fn quoting_tricks() {
+        // PostgreSQL nests comments: the `;` is still inside one.
+        let sql = "select 1 /* /* */ ; drop table x; */";
+        let t = lex(sql, Backend::Postgres).unwrap();
+        assert!(single_statement(sql, &t));
+        // SQLite does not: the same text is two statements there.
+        let t = lex(sql, Backend::Sqlite).unwrap();
+        assert!(!single_statement(sql, &t));
+        // E'' strings end only at an unescaped quote.
+        let sql = r"select E'\'; drop table x; --' as a";
+        let t = lex(sql, Backend::Postgres).unwrap();
+        assert!(single_statement(sql, &t));
+        // A plain string has no backslash escapes.
+        let sql = r"select 'a\'; select 2";
+        let t = lex(sql, Backend::Postgres).unwrap();
+        assert!(!single_statement(sql, &t));
+        for bad in [
+            "select 'open",
+            "select \"open",
+            "select 1 /* open",
+            "select $a$ open",
+            "select U&\"\\0070g_sleep\"(1)",
+            "select 1\0",
+        ] {
+            assert!(lex(bad, Backend::Postgres).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn finds_called_functions() {
+        let pg = Backend::Postgres;
+        assert_eq!(names("select pg_sleep(10)", pg), ["pg_sleep"]);
+        assert_eq!(names("select pg_catalog.PG_SLEEP (10)", pg), ["pg_sleep"]);
+        assert_eq!(names("select \"pg_sleep\"(10)", pg), ["pg_sleep"]);
+        assert_eq!(names("select pg_sleep/**/(10)", pg), ["pg_sleep"]);
+        assert_eq!(
+            names(
+                "select count(*), upper(a) from t where a in (1) and exists (select 1)",
+                pg
+            ),
+            ["count", "upper"]
+        );
+        assert!(
+            names("select cast(a as numeric(10,2)), a::varchar(3) from t", pg)
+                .iter()
+                .all(|n| n == "cast")
+        );
+        assert!(names("with x(a) as (select 1) select * from x", pg).is_empty());
+        assert!(names("select 'pg_sleep(1)', $$pg_sleep(1)$$", pg).is_empty());
+    }
+}

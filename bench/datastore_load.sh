@@ -78,6 +78,9 @@ start = min(datetime.datetime.fromisoformat(l["timestamp"]) for l in t["logs"])
 end = datetime.datetime.fromisoformat(t["finished_timestamp"])
 print(f"load: status={r['status']} rows={t['rows_loaded']} seconds={(end - start).total_seconds():.1f}"
       + (f" error={r['error']}" if r['status'] == 'error' else ""))
+for l in t["logs"]:
+    at = (datetime.datetime.fromisoformat(l["timestamp"]) - start).total_seconds()
+    print(f"  +{at:6.1f} s  {l['message'][:90]}")
 PY
 echo "rss: before=$((BASE_RSS / 1024)) MiB peak=$((PEAK / 1024)) MiB growth=$(((PEAK - BASE_RSS) / 1024)) MiB"
 

@@ -198,6 +198,17 @@ impl Server {
             .count()
     }
 
+    /// The store's URL, for a test that looks at the database itself.
+    pub(crate) fn database_url(&self) -> String {
+        match &self.db {
+            Some(db) => db.url.clone(),
+            None => format!(
+                "sqlite://{}",
+                self.data_dir.path().join("catalog.db").display()
+            ),
+        }
+    }
+
     /// `kill -9`: no shutdown, no flush.
     pub(crate) fn kill9(&mut self) {
         if let Some(mut c) = self.child.take() {

@@ -150,7 +150,7 @@ action_params! {
         primary_key: Option<Value>,
         /// fields to index (list or comma-separated; an element may be a list)
         indexes: Option<Value>,
-        /// accepted; aliases are not built yet
+        /// other names for the table (list or comma-separated); replaces the old ones
         aliases: Option<Value>,
         /// accepted and ignored (the count is always exact)
         calculate_record_count: Option<Value>,
@@ -290,6 +290,12 @@ pub(crate) async fn datastore_create(
     let fields = given_fields(p.fields.as_ref())?;
     let records = records_list(p.records.as_ref())?;
     let force = p.force.as_ref().is_some_and(truthy);
+    let aliases: Option<Vec<String>> = p.aliases.as_ref().filter(|v| !v.is_null()).map(list_or_csv);
+    for a in aliases.iter().flatten() {
+        if a.contains('%') || !valid_field_name(a) || a.len() > 63 {
+            return Err(verr("alias", format!("\"{a}\" is not a valid alias name")));
+        }
+    }
     let mut echo = serde_json::Map::new();
     let res = match (&p.resource, given) {
         (Some(Value::Object(r)), None) => {
@@ -456,6 +462,9 @@ pub(crate) async fn datastore_create(
     if key_changed || indexes.is_some() {
         table::set_indexes(ctx.db().await?, b, &meta, indexes.as_deref(), key_changed).await?;
         table::save_meta(ctx.db().await?, &meta).await?;
+    }
+    if let Some(a) = &aliases {
+        table::set_aliases(ctx.db().await?, &rid, a).await?;
     }
     set_active(ctx, &res, true).await?;
     echo.insert("resource_id".into(), json!(rid));
@@ -755,65 +764,15 @@ pub(crate) async fn datastore_records_delete(
     delete(ctx, inner, true).await
 }
 
-/// The WHERE clauses of `filters` (`{field: value}` equality, `{field: [values]}` IN), the
-/// values pushed to `binds` (placeholders numbered after what is there).
+/// The WHERE clauses of `filters` (CKAN 2.12's, see filters.rs), the values pushed to
+/// `binds` (placeholders numbered after what is there).
 fn filter_clauses(
     meta: &Meta,
     b: Backend,
     filters: &serde_json::Map<String, Value>,
     binds: &mut Vec<Cell>,
 ) -> CkanResult<Vec<String>> {
-    let mut out = Vec::new();
-    if filters.len() > 100 {
-        return Err(verr(
-            "filters",
-            "Maximum number of filter operations exceeded",
-        ));
-    }
-    for (field, value) in filters {
-        let (col, ftype) = if field == "_id" {
-            ("_id".to_string(), parse_type("int8").expect("int8"))
-        } else {
-            match meta.field(field) {
-                Some(f) => (quote(&f.id), f.ftype),
-                None => return Err(verr("filters", format!("Unknown field: {field}"))),
-            }
-        };
-        let values: Vec<&Value> = match value {
-            Value::Array(items) if !matches!(ftype.kind, types::Kind::Array(_)) => {
-                items.iter().collect()
-            }
-            other => vec![other],
-        };
-        if values.is_empty() {
-            out.push("1 = 0".to_string());
-            continue;
-        }
-        let mut marks = Vec::new();
-        for v in values {
-            let cell = match v {
-                // Text columns compare with the value's text (CKAN 2.11+).
-                Value::Number(_) | Value::Bool(_) if ftype.kind == types::Kind::Text => {
-                    Cell::Text(text(v))
-                }
-                _ => to_cell(&ftype, v).map_err(|m| verr("filters", m))?,
-            };
-            if cell == Cell::Null {
-                out.push(format!("{col} IS NULL"));
-                continue;
-            }
-            binds.push(cell);
-            marks.push(ftype.placeholder(b, binds.len()));
-        }
-        if !marks.is_empty() {
-            out.push(if marks.len() == 1 {
-                format!("{col} = {}", marks[0])
-            } else {
-                format!("{col} IN ({})", marks.join(", "))
-            });
-        }
-    }
-    Ok(out)
+    crate::filters::where_clauses(&Value::Object(filters.clone()), meta, b, binds)
 }
 
 action_params! {
@@ -837,10 +796,10 @@ async fn readable(
     let Some(rid) = resource_id_of(id, resource_id) else {
         return Err(verr("resource_id", "Missing value"));
     };
-    let meta = table::load(ctx.db().await?, &rid)
+    let meta = table::load_by_name(ctx.db().await?, &rid)
         .await?
         .ok_or_else(|| not_found(missing(&rid)))?;
-    let res = resource(ctx, &rid).await?;
+    let res = resource(ctx, &meta.resource_id).await?;
     ctx.check_access(auth, &auth_data(&res)).await?;
     Ok((res, meta))
 }
@@ -873,10 +832,11 @@ pub(crate) async fn datastore_info(
             v
         })
         .collect();
+    let aliases = table::aliases_of(ctx.db().await?, &meta.resource_id).await?;
     Ok(json!({
         "meta": {
             "id": res["id"], "count": count, "table_type": "BASE TABLE",
-            "aliases": [],
+            "aliases": aliases,
         },
         "fields": fields,
     }))
@@ -1080,13 +1040,7 @@ pub(crate) async fn search(
     let filters = json_param(p.filters.as_ref(), "filters")?;
     let mut wheres = match &filters {
         None => Vec::new(),
-        Some(Value::Object(m)) => filter_clauses(&meta, b, m, &mut binds)?,
-        Some(_) => {
-            return Err(verr(
-                "filters",
-                "Filters must be defined as a dict or a list of dicts",
-            ))
-        }
+        Some(f) => crate::filters::where_clauses(f, &meta, b, &mut binds)?,
     };
     let q = json_param(p.q.as_ref(), "q")?;
     let mut texts: Vec<(Option<String>, String)> = Vec::new();
@@ -1161,8 +1115,13 @@ pub(crate) async fn search(
     let t = meta.qualified(b);
     // The rows are chosen (filters, distinct) by an inner query over the stored columns and
     // ordered outside it by those columns: the output is every value as text, under names
-    // that cannot shadow a column the order names.
-    let inner = if distinct {
+    // that cannot shadow a column the order names. Without `distinct` the page is first
+    // chosen by `_id` alone (`LIMIT`/`OFFSET` over the keys, an index-only scan where the
+    // order allows), so only the rows returned are read whole and turned into text, however
+    // deep the offset.
+    let filtered = format!("SELECT * FROM {t}{where_sql}");
+    let skip = offset.unwrap_or(0);
+    let (inner, page) = if distinct {
         let raw: Vec<String> = chosen
             .iter()
             .map(|(n, _)| {
@@ -1173,9 +1132,22 @@ pub(crate) async fn search(
                 }
             })
             .collect();
-        format!("SELECT DISTINCT {} FROM {t}{where_sql}", raw.join(", "))
+        (
+            format!("SELECT DISTINCT {} FROM {t}{where_sql}", raw.join(", ")),
+            format!(" LIMIT {limit} OFFSET {skip}"),
+        )
     } else {
-        format!("SELECT * FROM {t}{where_sql}")
+        let key_order = if order.is_empty() {
+            String::new()
+        } else {
+            format!(" ORDER BY {}", order.join(", "))
+        };
+        (
+            format!(
+                "SELECT r.* FROM {t} AS r JOIN (SELECT _id FROM {t}{where_sql}{key_order} LIMIT {limit} OFFSET {skip}) AS k ON r._id = k._id"
+            ),
+            String::new(),
+        )
     };
     let cols: Vec<String> = chosen
         .iter()
@@ -1200,14 +1172,13 @@ pub(crate) async fn search(
         })
         .collect();
     let sql = format!(
-        "SELECT {} FROM ({inner}) AS x{} LIMIT {limit} OFFSET {}",
+        "SELECT {} FROM ({inner}) AS x{}{page}",
         cols.join(", "),
         if order.is_empty() {
             String::new()
         } else {
             format!(" ORDER BY {}", order.join(", "))
         },
-        offset.unwrap_or(0)
     );
     let mut query = sqlx::query(&sql);
     for c in binds.clone() {
@@ -1289,7 +1260,11 @@ pub(crate) async fn search(
     );
     out.insert("_links".into(), links(&res, &p, limit, offset.unwrap_or(0)));
     if include_total {
-        let count_sql = format!("SELECT COUNT(*) AS n FROM ({inner}) AS x");
+        let count_sql = if distinct {
+            format!("SELECT COUNT(*) AS n FROM ({inner}) AS x")
+        } else {
+            format!("SELECT COUNT(*) AS n FROM ({filtered}) AS x")
+        };
         let mut cq = sqlx::query(&count_sql);
         for c in binds {
             cq = table::bind(cq, c);

@@ -11,6 +11,7 @@
 
 mod actions;
 mod dump;
+mod filters;
 mod loader;
 mod sql;
 mod table;
@@ -34,6 +35,17 @@ const MIGRATIONS: &[Migration] = &[
         // The same SQL on both stores.
         sqlite: include_str!("../migrations/0002_datastore_load.sql"),
         postgres: include_str!("../migrations/0002_datastore_load.sql"),
+    },
+    Migration {
+        version: "0003_postgres_text",
+        // PostgreSQL only: the loader's immutable text of a value.
+        sqlite: "",
+        postgres: include_str!("../migrations/0003_postgres_text.sql"),
+    },
+    Migration {
+        version: "0004_datastore_alias",
+        sqlite: include_str!("../migrations/0004_datastore_alias.sql"),
+        postgres: include_str!("../migrations/0004_datastore_alias.sql"),
     },
 ];
 

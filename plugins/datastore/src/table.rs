@@ -13,7 +13,7 @@ use sqlx::{Any, AnyConnection, Row};
 /// Plain indexes a table may have.
 pub(crate) const MAX_INDEXES: usize = 64;
 
-use crate::types::{parse_type, quote, Cell, FieldType};
+use crate::types::{parse_type, quote, Cell, FieldType, Kind};
 
 /// A column: its id, its type and CKAN's free-form `info`.
 #[derive(Debug, Clone)]
@@ -51,6 +51,16 @@ pub(crate) struct Meta {
     pub(crate) name: String,
     pub(crate) fields: Vec<Field>,
     pub(crate) primary_key: Vec<String>,
+}
+
+/// The database file of a `sqlite://path?options` URL (`None` for an in-memory database):
+/// what the SQL search and the loader open connections of their own to.
+pub(crate) fn sqlite_file(url: &str) -> Option<String> {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next().unwrap_or_default();
+    (!path.is_empty() && path != ":memory:").then(|| path.to_string())
 }
 
 /// The table's name for a resource id (a hash: any id makes a safe name).
@@ -216,6 +226,64 @@ pub(crate) async fn create_bare(
     Ok(())
 }
 
+/// PostgreSQL: the statements that make a table for a load inside the loading transaction
+/// (so `COPY … FREEZE` may write it frozen, visible to index-only scans without a VACUUM),
+/// with `_full_text` a generated column, computed as each row is copied (no second pass over
+/// the table); [`load_table_finish`] turns it into a plain column kept by the trigger.
+pub(crate) fn load_table_sql(meta: &Meta) -> String {
+    let cols: Vec<String> = meta
+        .fields
+        .iter()
+        .map(|f| format!("{} {}", quote(&f.id), f.ftype.column_sql(Backend::Postgres)))
+        .collect();
+    let body: Vec<String> = meta
+        .fields
+        .iter()
+        .map(|f| {
+            let col = quote(&f.id);
+            match f.ftype.kind {
+                Kind::Text => format!("coalesce({col}, '')"),
+                Kind::Int | Kind::Float | Kind::Numeric | Kind::Bool => {
+                    format!("coalesce(CAST({col} AS text), '')")
+                }
+                _ => format!("coalesce(datastore.as_text({col}), '')"),
+            }
+        })
+        .collect();
+    let body = if body.is_empty() {
+        "''".to_string()
+    } else {
+        body.join(" || ' ' || ")
+    };
+    let mut all = vec![
+        "_id BIGSERIAL PRIMARY KEY".to_string(),
+        format!("_full_text tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, {body})) STORED"),
+    ];
+    all.extend(cols);
+    format!(
+        "CREATE TABLE {} ({})",
+        meta.qualified(Backend::Postgres),
+        all.join(", ")
+    )
+}
+
+/// PostgreSQL: after a load's `COPY`, `_full_text` becomes a plain column (a catalog change,
+/// no rewrite) kept by the trigger like every other table's, and gets its GIN index.
+pub(crate) fn load_table_finish(meta: &Meta) -> Vec<String> {
+    let t = meta.qualified(Backend::Postgres);
+    vec![
+        format!("ALTER TABLE {t} ALTER COLUMN _full_text DROP EXPRESSION"),
+        format!(
+            "CREATE INDEX {} ON {t} USING gin(_full_text)",
+            quote(&format!("{}_full_text", meta.name))
+        ),
+        format!(
+            "CREATE TRIGGER {} BEFORE INSERT OR UPDATE ON {t} FOR EACH ROW EXECUTE FUNCTION datastore.full_text()",
+            quote(&format!("{}_full_text_trigger", meta.name))
+        ),
+    ]
+}
+
 /// The text of a row the full-text index holds: every column, as text, space-separated.
 fn full_text_body(meta: &Meta, row: &str, backend: Backend) -> String {
     if meta.fields.is_empty() {
@@ -240,8 +308,8 @@ fn full_text_body(meta: &Meta, row: &str, backend: Backend) -> String {
 
 /// Sets up the full-text index of the table of `meta` and what keeps it current: on
 /// PostgreSQL the GIN index and the trigger, on SQLite the triggers. `rows_in`: the table has
-/// rows already, which are indexed first (in one statement on PostgreSQL; on SQLite in
-/// pieces of rows, through [`fill_sqlite_fts`]).
+/// rows already, which PostgreSQL indexes first in one statement (SQLite's loader fills the
+/// full-text table as it writes the rows).
 pub(crate) async fn full_text(
     conn: &mut AnyConnection,
     backend: Backend,
@@ -280,26 +348,6 @@ pub(crate) async fn full_text(
         }
         Backend::Sqlite => sqlite_fts_triggers(conn, meta).await,
     }
-}
-
-/// Indexes the rows `_id` in `(after, upto]` of a SQLite table filled without its triggers.
-pub(crate) async fn fill_sqlite_fts(
-    conn: &mut AnyConnection,
-    meta: &Meta,
-    after: i64,
-    upto: i64,
-) -> CkanResult<()> {
-    sqlx::query(&format!(
-        "INSERT INTO {}(rowid, body) SELECT _id, {} FROM {} WHERE _id > $1 AND _id <= $2",
-        meta.fts(),
-        full_text_body(meta, "", Backend::Sqlite),
-        quote(&meta.name)
-    ))
-    .bind(after)
-    .bind(upto)
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
 }
 
 /// Records the table of `meta` as its resource's.
@@ -464,13 +512,90 @@ pub(crate) async fn forget(conn: &mut AnyConnection, resource_id: &str) -> CkanR
     Ok(())
 }
 
-/// Drops the table and forgets it.
+/// The resource id an alias stands for, if `name` is one.
+pub(crate) async fn alias_target(
+    conn: &mut AnyConnection,
+    name: &str,
+) -> CkanResult<Option<String>> {
+    Ok(
+        sqlx::query("SELECT resource_id FROM datastore_alias WHERE alias = $1")
+            .bind(name)
+            .fetch_optional(&mut *conn)
+            .await?
+            .map(|r| r.try_get("resource_id"))
+            .transpose()?,
+    )
+}
+
+/// The table of a resource, found by its id or by an alias of it.
+pub(crate) async fn load_by_name(conn: &mut AnyConnection, name: &str) -> CkanResult<Option<Meta>> {
+    if let Some(meta) = load(conn, name).await? {
+        return Ok(Some(meta));
+    }
+    match alias_target(conn, name).await? {
+        Some(id) => load(conn, &id).await,
+        None => Ok(None),
+    }
+}
+
+/// The aliases of a resource's table, sorted.
+pub(crate) async fn aliases_of(
+    conn: &mut AnyConnection,
+    resource_id: &str,
+) -> CkanResult<Vec<String>> {
+    let rows =
+        sqlx::query("SELECT alias FROM datastore_alias WHERE resource_id = $1 ORDER BY alias")
+            .bind(resource_id)
+            .fetch_all(&mut *conn)
+            .await?;
+    rows.iter()
+        .map(|r| r.try_get::<String, _>("alias").map_err(CkanError::from))
+        .collect()
+}
+
+/// Replaces a resource's aliases (CKAN: `aliases` given to datastore_create replaces the old
+/// ones). A name another resource's alias or table has is refused with CKAN's messages.
+pub(crate) async fn set_aliases(
+    conn: &mut AnyConnection,
+    resource_id: &str,
+    aliases: &[String],
+) -> CkanResult<()> {
+    sqlx::query("DELETE FROM datastore_alias WHERE resource_id = $1")
+        .bind(resource_id)
+        .execute(&mut *conn)
+        .await?;
+    for alias in aliases {
+        if alias_target(conn, alias).await?.is_some() {
+            return Err(validation()
+                .field("alias", format!("The alias \"{alias}\" already exists."))
+                .build());
+        }
+        if alias == resource_id || load(conn, alias).await?.is_some() {
+            return Err(validation()
+                .field("alias", format!("\"{alias}\" already exists"))
+                .build());
+        }
+        sqlx::query("INSERT INTO datastore_alias (alias, resource_id) VALUES ($1, $2)")
+            .bind(alias)
+            .bind(resource_id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Drops the table and forgets it, with its aliases.
 pub(crate) async fn drop(
     conn: &mut AnyConnection,
     backend: Backend,
     meta: &Meta,
 ) -> CkanResult<()> {
     drop_bare(conn, backend, meta).await?;
+    // The aliases go with the table (CKAN drops their views with it).
+    sqlx::query("DELETE FROM datastore_alias WHERE resource_id = $1")
+        .bind(&meta.resource_id)
+        .execute(&mut *conn)
+        .await?;
     forget(conn, &meta.resource_id).await
 }
 

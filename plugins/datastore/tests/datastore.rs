@@ -463,3 +463,218 @@ async fn search_over_http_as_a_script_would() {
         assert_eq!(r["total"], 4, "{kind}: nothing changed");
     }
 }
+
+/// CKAN 2.12's filter operations: comparisons, `$or`/`$and`, lists of dicts, their limits and
+/// messages.
+#[tokio::test]
+async fn filter_operations_as_ckan_2_12() {
+    for kind in stores().await {
+        let (s, rid) = server(kind).await;
+        s.ok("datastore_create", cities(&rid)).await;
+        let cities_of = |v: &Value| -> Vec<String> {
+            v["records"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["city"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let search = |filters: Value| {
+            let s = &s;
+            let rid = rid.clone();
+            async move {
+                s.call(
+                    None,
+                    "datastore_search",
+                    json!({"resource_id": rid, "filters": filters, "sort": "city"}),
+                )
+                .await
+                .map_err(|e| e.to_error_object())
+            }
+        };
+        for (filters, want) in [
+            (
+                json!({"population": {"gt": 1600000}}),
+                vec!["Berlin", "Hamburg"],
+            ),
+            (
+                json!({"population": {"gte": 336465, "lt": 1600000}}),
+                vec!["Bonn", "Munich"],
+            ),
+            (
+                json!({"$or": [{"city": "Bonn"}, {"population": {"gte": 3000000}}]}),
+                vec!["Berlin", "Bonn"],
+            ),
+            (
+                json!([{"city": "Bonn"}, {"city": "Munich"}]),
+                vec!["Bonn", "Munich"],
+            ),
+            (
+                json!({"city": [{"lt": "Bz"}, "Munich"]}),
+                vec!["Berlin", "Bonn", "Munich"],
+            ),
+            (
+                json!({"$and": [{"capital": false}, {"$or": [{"city": "Bonn"}, {"city": "Hamburg"}]}]}),
+                vec!["Bonn", "Hamburg"],
+            ),
+            (json!({"_id": {"lte": 2}}), vec!["Berlin", "Hamburg"]),
+            (
+                json!({"founded": {"lt": "1200-01-01"}}),
+                vec!["Hamburg", "Munich"],
+            ),
+            (json!({"city": {"in": []}}), vec![]),
+            (
+                json!("{\"population\": {\"gt\": 1600000}}"),
+                vec!["Berlin", "Hamburg"],
+            ),
+        ] {
+            let got = search(filters.clone())
+                .await
+                .unwrap_or_else(|e| panic!("{kind} {filters}: {e}"));
+            assert_eq!(cities_of(&got), want, "{kind} {filters}");
+        }
+        let deep = (0..11).fold(json!({"city": "Bonn"}), |inner, _| json!({"$or": [inner]}));
+        let mut many = serde_json::Map::new();
+        for i in 0..101 {
+            many.insert(format!("$or{i}"), json!([]));
+        }
+        for (filters, want) in [
+            (
+                json!({"$not": [{"city": "Bonn"}]}),
+                "Unknown operators (must be one of $or, $and): $not",
+            ),
+            (
+                json!({"$or": {"city": "Bonn"}}),
+                "Filter operations must be defined as a list of dicts: {'city': 'Bonn'}",
+            ),
+            (json!({"nope": {"gt": 1}}), "Unknown field: nope"),
+            (
+                json!({"population": {"like": 1}}),
+                "Unknown filter operation: FilterOp(field='population', op='like', value=1)",
+            ),
+            (deep, "Maximum nesting depth for filter operations reached"),
+            (
+                Value::Object(many),
+                "Maximum number of filter operations exceeded",
+            ),
+            (json!("not json"), "Cannot parse JSON"),
+            (
+                json!([1, 2]),
+                "Filters must be defined as a dict or a list of dicts",
+            ),
+            (
+                json!({"population": {"gt": "many"}}),
+                "invalid input syntax for type integer: \"many\"",
+            ),
+        ] {
+            let e = search(filters.clone())
+                .await
+                .expect_err(&filters.to_string());
+            assert_eq!(e["filters"][0], want, "{kind} {filters}: {e}");
+        }
+        // datastore_delete takes the same filters.
+        s.ok(
+            "datastore_delete",
+            json!({"resource_id": rid, "force": true, "filters": {"population": {"lt": 400000}}}),
+        )
+        .await;
+        let left = search(json!({})).await.unwrap();
+        assert_eq!(cities_of(&left), ["Berlin", "Hamburg", "Munich"], "{kind}");
+    }
+}
+
+/// Aliases (CKAN's views): another name for reading a table, replaced by the next
+/// `datastore_create` that gives `aliases`, refused when taken, gone with the table.
+#[tokio::test]
+async fn aliases_name_a_table_for_reading() {
+    for kind in stores().await {
+        let (s, rid) = server(kind).await;
+        let mut p = cities(&rid);
+        p["aliases"] = json!("german-cities, staedte");
+        s.ok("datastore_create", p).await;
+        let by_alias = s
+            .ok(
+                "datastore_search",
+                json!({"resource_id": "german-cities", "limit": 1}),
+            )
+            .await;
+        assert_eq!(by_alias["total"], 4, "{kind}");
+        assert_eq!(by_alias["resource_id"], rid.as_str(), "{kind}");
+        let info = s.ok("datastore_info", json!({"id": "staedte"})).await;
+        assert_eq!(
+            info["meta"]["aliases"],
+            json!(["german-cities", "staedte"]),
+            "{kind}"
+        );
+        assert_eq!(info["meta"]["id"], rid.as_str(), "{kind}");
+        // Taken names and bad names.
+        let other = s
+            .ok(
+                "datastore_create",
+                json!({"resource": {"package_id": "cities"}, "fields": [{"id": "a", "type": "text"}]}),
+            )
+            .await["resource_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        for (aliases, want) in [
+            (json!(["staedte"]), "The alias \"staedte\" already exists."),
+            (json!([rid.clone()]), &*format!("\"{rid}\" already exists")),
+            (
+                json!(["bad%name"]),
+                "\"bad%name\" is not a valid alias name",
+            ),
+            (json!(["_hidden"]), "\"_hidden\" is not a valid alias name"),
+        ] {
+            let e = err(
+                &s,
+                Some(&s.admin),
+                "datastore_create",
+                json!({"resource_id": other, "aliases": aliases}),
+            )
+            .await;
+            assert_eq!(e["alias"][0], want, "{kind}: {e}");
+        }
+        // A private dataset's table stays private under an alias.
+        s.ok("package_patch", json!({"id": "cities", "private": true}))
+            .await;
+        let e = err(
+            &s,
+            None,
+            "datastore_search",
+            json!({"resource_id": "staedte"}),
+        )
+        .await;
+        assert_eq!(e["__type"], "Authorization Error", "{kind}: {e}");
+        // New aliases replace the old ones.
+        s.ok(
+            "datastore_create",
+            json!({"resource_id": rid, "force": true, "aliases": ["cities-de"]}),
+        )
+        .await;
+        let e = err(
+            &s,
+            Some(&s.admin),
+            "datastore_search",
+            json!({"resource_id": "staedte"}),
+        )
+        .await;
+        assert_eq!(e["__type"], "Not Found Error", "{kind}: {e}");
+        s.ok("datastore_search", json!({"resource_id": "cities-de"}))
+            .await;
+        // Gone with the table.
+        s.ok(
+            "datastore_delete",
+            json!({"resource_id": rid, "force": true}),
+        )
+        .await;
+        let e = err(
+            &s,
+            Some(&s.admin),
+            "datastore_search",
+            json!({"resource_id": "cities-de"}),
+        )
+        .await;
+        assert_eq!(e["__type"], "Not Found Error", "{kind}: {e}");
+    }
+}

@@ -199,6 +199,34 @@ async fn a_linked_file_is_loaded_typed_and_a_bad_one_changes_nothing() {
         // Full text over the loaded rows.
         let q = t.search(&rid, json!({"q": "port"})).await;
         assert_eq!(q["total"], 1, "{kind}: {q}");
+        // A loaded table is kept current like any other: written rows are found by q, a
+        // changed row no longer by its old words.
+        t.s.ok(
+            "datastore_upsert",
+            json!({"resource_id": rid, "force": true, "method": "insert",
+                   "records": [{"city": "Kiel", "note": "harbour town"}]}),
+        )
+        .await;
+        let q = t.search(&rid, json!({"q": "harbour"})).await;
+        assert_eq!(q["records"][0]["city"], "Kiel", "{kind}: {q}");
+        let port = t.search(&rid, json!({"q": "port"})).await;
+        let id = port["records"][0]["_id"].clone();
+        t.s.ok(
+            "datastore_upsert",
+            json!({"resource_id": rid, "force": true, "method": "update",
+                   "records": [{"_id": id, "note": "river"}]}),
+        )
+        .await;
+        assert_eq!(
+            t.search(&rid, json!({"q": "port"})).await["total"],
+            0,
+            "{kind}"
+        );
+        assert_eq!(
+            t.search(&rid, json!({"q": "river"})).await["total"],
+            1,
+            "{kind}"
+        );
 
         // A file with a bad row: reported with its row and line; the old rows stay.
         t.put("bad.csv", "city,population\nA,1\nB,2\nC,3,4\n");
@@ -215,8 +243,8 @@ async fn a_linked_file_is_loaded_typed_and_a_bad_one_changes_nothing() {
         );
         assert_eq!(
             t.search(&rid, json!({})).await["total"],
-            3,
-            "{kind}: old rows kept"
+            4,
+            "{kind}: old rows kept (the three loaded and Kiel)"
         );
 
         // A missing file: the server's answer is reported; nothing changes.
@@ -230,7 +258,11 @@ async fn a_linked_file_is_loaded_typed_and_a_bad_one_changes_nothing() {
             st["error"].as_str().unwrap().contains("404"),
             "{kind}: {st}"
         );
-        assert_eq!(t.search(&rid, json!({})).await["total"], 3, "{kind}");
+        assert_eq!(
+            t.search(&rid, json!({})).await["total"],
+            4,
+            "{kind}: unchanged"
+        );
 
         // Back to a good file with other columns: the table is replaced.
         t.put("v2.csv", "name;count\nx;1\ny;2\nz;3\nw;4\n");

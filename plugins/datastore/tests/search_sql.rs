@@ -128,6 +128,17 @@ async fn answers_like_ckan() {
             .await;
         assert_eq!(got["records"], json!([{"n": 3, "top": 3850809}]), "{kind}");
 
+        // An alias names the table in SQL too.
+        s.ok(
+            "datastore_create",
+            json!({"resource_id": public, "force": true, "aliases": "open-cities"}),
+        )
+        .await;
+        let got = sql(&s, None, "SELECT count(*) AS n FROM \"open-cities\"")
+            .await
+            .unwrap_or_else(|e| panic!("{kind}: {e}"));
+        assert_eq!(got["records"], json!([{"n": 3}]), "{kind}");
+
         // The private resource: refused to anonymous visitors and outsiders, alone or joined.
         for who in [None, Some(&outsider)] {
             for q in [

@@ -511,7 +511,8 @@ async fn load(
     {
         return Ok(Outcome::Superseded);
     }
-    {
+    // PostgreSQL makes the table in the loading transaction itself (write.rs).
+    if app.store.backend == catalog_framework::store::Backend::Sqlite {
         let _guard = app.store.lock_writes().await;
         let mut conn = app.store.pool.acquire().await?;
         table::create_bare(&mut conn, app.store.backend, &meta)

@@ -18,10 +18,6 @@ const BATCH_ROWS: usize = 2_000;
 const BATCHES_IN_FLIGHT: usize = 4;
 /// Rows a SQLite transaction writes before letting other writers in.
 const SQLITE_ROWS_PER_TX: usize = 20_000;
-/// Values one SQLite statement binds at most.
-const SQLITE_MAX_BINDS: usize = 30_000;
-/// Rows indexed for full text per SQLite transaction.
-const SQLITE_FTS_ROWS_PER_TX: i64 = 100_000;
 
 /// Reads the rows of the surveyed file on a blocking thread, in batches of trimmed cells.
 fn spawn_reader(survey: &Survey) -> mpsc::Receiver<anyhow::Result<Vec<Vec<String>>>> {
@@ -113,11 +109,22 @@ async fn fill_postgres(
     survey: &Survey,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> anyhow::Result<u64> {
+    let started = std::time::Instant::now();
     let mut pg = sqlx::PgConnection::connect(&app.store.url).await?;
+    // One transaction: the table is made, copied into frozen (COPY FREEZE needs the table
+    // made in the same transaction), its full text computed as rows arrive, indexed. A load
+    // that fails or dies leaves nothing behind.
+    let mut tx = pg.begin().await?;
+    sqlx::query("SET LOCAL maintenance_work_mem = '256MB'")
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query(&table::load_table_sql(meta))
+        .execute(&mut *tx)
+        .await?;
     let cols: Vec<String> = meta.fields.iter().map(|f| quote(&f.id)).collect();
-    let mut copy = pg
+    let mut copy = tx
         .copy_in_raw(&format!(
-            "COPY {} ({}) FROM STDIN WITH (FORMAT csv)",
+            "COPY {} ({}) FROM STDIN WITH (FORMAT csv, FREEZE)",
             meta.qualified(Backend::Postgres),
             cols.join(", ")
         ))
@@ -151,16 +158,73 @@ async fn fill_postgres(
     }
     copy.finish().await?;
     progress(rows);
-    // The full-text column in one pass, its index and trigger, and fresh statistics.
-    let mut conn = app.store.pool.acquire().await?;
-    table::full_text(&mut conn, Backend::Postgres, meta, true)
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let copied = started.elapsed();
+    for stmt in table::load_table_finish(meta) {
+        sqlx::query(&stmt).execute(&mut *tx).await?;
+    }
+    tx.commit().await?;
+    let indexed = started.elapsed();
     sqlx::query(&format!("ANALYZE {}", meta.qualified(Backend::Postgres)))
-        .execute(&mut *conn)
+        .execute(&mut pg)
         .await?;
+    tracing::info!(
+        table = %meta.name,
+        rows,
+        copy_s = copied.as_secs_f64(),
+        index_s = (indexed - copied).as_secs_f64(),
+        analyze_s = (started.elapsed() - indexed).as_secs_f64(),
+        "datastore load filled (PostgreSQL)"
+    );
     pg.close().await.ok();
     Ok(rows)
+}
+
+/// A cell as SQLite stores it: empty is NULL (as PostgreSQL's COPY reads it), else the
+/// column type's value.
+fn sqlite_value(f: &crate::table::Field, cell: &str) -> anyhow::Result<rusqlite::types::Value> {
+    use rusqlite::types::Value as V;
+    if cell.is_empty() {
+        return Ok(V::Null);
+    }
+    Ok(
+        match to_cell(&f.ftype, &Value::String(cell.to_string()))
+            .map_err(|m| anyhow::anyhow!("{m}"))?
+        {
+            Cell::Null => V::Null,
+            Cell::Text(t) => V::Text(t),
+            Cell::Int(i) => V::Integer(i),
+            Cell::Float(x) => V::Real(x),
+            Cell::Bool(b) => V::Integer(i64::from(b)),
+        },
+    )
+}
+
+/// Writes one transaction's rows and their full-text entries on the loader's own
+/// connection.
+fn sqlite_chunk(
+    conn: &rusqlite::Connection,
+    meta: &Meta,
+    insert: &str,
+    fts: &str,
+    rows: &[Vec<String>],
+) -> anyhow::Result<()> {
+    let tx = conn.unchecked_transaction()?;
+    {
+        let mut ins = tx.prepare_cached(insert)?;
+        let mut ft = tx.prepare_cached(fts)?;
+        let mut values = Vec::with_capacity(meta.fields.len());
+        for row in rows {
+            values.clear();
+            for (f, cell) in meta.fields.iter().zip(row) {
+                values.push(sqlite_value(f, cell)?);
+            }
+            ins.execute(rusqlite::params_from_iter(values.iter()))?;
+            let id = tx.last_insert_rowid();
+            ft.execute(rusqlite::params![id, row.join(" ")])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
 }
 
 async fn fill_sqlite(
@@ -169,33 +233,30 @@ async fn fill_sqlite(
     survey: &Survey,
     progress: &(dyn Fn(u64) + Send + Sync),
 ) -> anyhow::Result<u64> {
-    let width = meta.fields.len().max(1);
-    let per_stmt = (SQLITE_MAX_BINDS / width).clamp(1, 500);
+    // A connection of its own (rusqlite: prepared statements bound straight from the cells,
+    // no per-value conversions on the way), used on a blocking thread, one transaction of
+    // rows at a time behind the writer lock.
+    let path = table::sqlite_file(&app.store.url)
+        .ok_or_else(|| anyhow::anyhow!("the loader needs the SQLite database in a file"))?;
+    let conn = tokio::task::spawn_blocking(move || -> anyhow::Result<rusqlite::Connection> {
+        let c = rusqlite::Connection::open(&path)?;
+        c.busy_timeout(std::time::Duration::from_secs(10))?;
+        c.execute_batch("PRAGMA synchronous = NORMAL;")?;
+        Ok(c)
+    })
+    .await??;
     let cols: Vec<String> = meta.fields.iter().map(|f| quote(&f.id)).collect();
-    let stmt = |n: usize| {
-        let mut sql = format!(
-            "INSERT INTO {} ({}) VALUES ",
-            meta.qualified(Backend::Sqlite),
-            cols.join(", ")
-        );
-        let mut k = 0;
-        for r in 0..n {
-            if r > 0 {
-                sql.push_str(", ");
-            }
-            sql.push('(');
-            for c in 0..width {
-                if c > 0 {
-                    sql.push_str(", ");
-                }
-                k += 1;
-                sql.push_str(&format!("${k}"));
-            }
-            sql.push(')');
-        }
-        sql
-    };
-    let full = stmt(per_stmt);
+    let marks = vec!["?"; meta.fields.len()].join(", ");
+    let insert = format!(
+        "INSERT INTO {} ({}) VALUES ({marks})",
+        meta.qualified(Backend::Sqlite),
+        cols.join(", ")
+    );
+    let fts = format!(
+        "INSERT INTO {}(rowid, body) VALUES (?, ?)",
+        quote(&format!("{}_fts", meta.name))
+    );
+    let shared = std::sync::Arc::new((std::sync::Mutex::new(conn), meta.clone(), insert, fts));
     let mut rx = spawn_reader(survey);
     let mut rows: u64 = 0;
     let mut pending: Vec<Vec<String>> = Vec::new();
@@ -215,48 +276,20 @@ async fn fill_sqlite(
         if pending.is_empty() {
             break;
         }
+        let n = pending.len() as u64;
         let _guard = app.store.lock_writes().await;
-        let mut tx = app.store.pool.begin_with("BEGIN IMMEDIATE").await?;
-        for chunk in pending.chunks(per_stmt) {
-            let partial;
-            let sql = if chunk.len() == per_stmt {
-                &full
-            } else {
-                partial = stmt(chunk.len());
-                &partial
-            };
-            let mut q = sqlx::query(sql);
-            for row in chunk {
-                for (f, cell) in meta.fields.iter().zip(row) {
-                    // An empty cell is NULL, as PostgreSQL's COPY reads it.
-                    let c = if cell.is_empty() {
-                        Cell::Null
-                    } else {
-                        to_cell(&f.ftype, &Value::String(cell.clone()))
-                            .map_err(|m| anyhow::anyhow!("{m}"))?
-                    };
-                    q = table::bind(q, c);
-                }
-            }
-            q.execute(&mut *tx).await?;
-        }
-        tx.commit().await?;
-        rows += pending.len() as u64;
-        pending.clear();
+        let (s, chunk) = (shared.clone(), std::mem::take(&mut pending));
+        tokio::task::spawn_blocking(move || {
+            let (conn, meta, insert, fts) = &*s;
+            let conn = conn.lock().unwrap_or_else(|p| p.into_inner());
+            sqlite_chunk(&conn, meta, insert, fts, &chunk)
+        })
+        .await??;
+        rows += n;
         progress(rows);
     }
-    // The full-text index, in pieces, then the triggers that keep it.
-    let mut after = 0i64;
-    while after < rows as i64 {
-        let upto = after + SQLITE_FTS_ROWS_PER_TX;
-        let _guard = app.store.lock_writes().await;
-        let mut tx = app.store.pool.begin_with("BEGIN IMMEDIATE").await?;
-        table::fill_sqlite_fts(&mut tx, meta, after, upto)
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        tx.commit().await?;
-        after = upto;
-    }
+    tracing::info!(table = %meta.name, rows, "datastore load filled (SQLite)");
+    // The triggers that keep the full-text index from now on.
     let _guard = app.store.lock_writes().await;
     let mut tx = app.store.pool.begin_with("BEGIN IMMEDIATE").await?;
     table::full_text(&mut tx, Backend::Sqlite, meta, true)

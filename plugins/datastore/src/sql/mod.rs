@@ -217,6 +217,19 @@ async fn rewrite(
         for row in query.fetch_all(ctx.db().await?).await? {
             by_id.insert(row.try_get("resource_id")?, row.try_get("table_name")?);
         }
+        // Aliases name their resource's table too.
+        let q = format!(
+            "SELECT a.alias AS alias, t.table_name AS table_name FROM datastore_alias a \
+             JOIN datastore_table t ON t.resource_id = a.resource_id WHERE a.alias IN ({})",
+            marks.join(", ")
+        );
+        let mut query = sqlx::query(&q);
+        for c in chunk {
+            query = query.bind(c.clone());
+        }
+        for row in query.fetch_all(ctx.db().await?).await? {
+            by_id.insert(row.try_get("alias")?, row.try_get("table_name")?);
+        }
     }
     let mut out = String::with_capacity(sql.len() + 64);
     let mut last = 0;
@@ -241,6 +254,7 @@ async fn rewrite(
         }
     }
     out.push_str(&sql[last..end]);
+    // Internal names back to what the query called them (for messages).
     let tables = by_id.into_iter().map(|(id, t)| (t, id)).collect();
     Ok((out, tables))
 }

@@ -44,15 +44,6 @@ fn is_datastore_table(name: &str) -> bool {
     name.len() == 35 && name.starts_with("ds_") && name[3..].bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// The database file of a `sqlite://path?options` URL.
-fn file_of(url: &str) -> Option<String> {
-    let rest = url
-        .strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))?;
-    let path = rest.split('?').next().unwrap_or_default();
-    (!path.is_empty() && path != ":memory:").then(|| path.to_string())
-}
-
 fn open(path: &str) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(
         path,
@@ -277,7 +268,7 @@ pub(super) async fn run(
     statement: &str,
     tables: &BTreeMap<String, String>,
 ) -> CkanResult<Answer> {
-    let Some(path) = file_of(&ctx.app.store.url) else {
+    let Some(path) = crate::table::sqlite_file(&ctx.app.store.url) else {
         return Err(query_error(
             "The SQL search needs the catalog's SQLite database in a file",
         ));
@@ -339,9 +330,9 @@ mod tests {
         ));
         assert!(!is_datastore_table("user"));
         assert_eq!(
-            file_of("sqlite:///tmp/x/catalog.db?mode=rwc").as_deref(),
+            crate::table::sqlite_file("sqlite:///tmp/x/catalog.db?mode=rwc").as_deref(),
             Some("/tmp/x/catalog.db")
         );
-        assert_eq!(file_of("sqlite::memory:"), None);
+        assert_eq!(crate::table::sqlite_file("sqlite::memory:"), None);
     }
 }

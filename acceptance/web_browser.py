@@ -187,6 +187,29 @@ def run():
     visit("/dataset/browser-public-0", "dataset-anonymous")
     res0 = api("package_show", id="browser-public-0")["resources"][0]["id"]
     visit(f"/dataset/browser-public-0/resource/{res0}", "resource")
+    # A table preview: a DataStore table's rows in its datatables_view, a page at a time.
+    made = api("datastore_create", resource={"package_id": "browser-public-1", "name": "Cities table"},
+               fields=[{"id": "city", "type": "text"}, {"id": "population", "type": "int"}],
+               records=[{"city": f"City {i:02d}", "population": 1000 + i} for i in range(45)])
+    trid = made["resource_id"]
+    api("resource_create_default_resource_views", resource={"id": trid}, create_datastore_views=True)
+    visit(f"/dataset/browser-public-1/resource/{trid}", "table-preview")
+    go(f"/dataset/browser-public-1/resource/{trid}")
+    rows = driver.find_elements(By.CSS_SELECTOR, "table.preview tbody tr")
+    r.eq("the table preview shows a page of 20 rows", len(rows), 20)
+    r.check("its caption counts the rows", "Rows 1 to 20 of 45" in text(), text()[:600])
+    heads = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "table.preview thead th")]
+    r.eq("its columns", heads, ["_id", "city", "population"])
+    click(driver.find_element(By.CSS_SELECTOR, "section.view nav.pages a[rel=next]"))
+    r.check("Next shows rows 21 to 40", "Rows 21 to 40 of 45" in text(), text()[:600])
+    box = driver.find_element(By.CSS_SELECTOR, "form.table-search input[name=q]")
+    box.clear()
+    box.send_keys("City 07")
+    click(driver.find_element(By.CSS_SELECTOR, "form.table-search button[type=submit]"))
+    cells = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "table.preview tbody td")]
+    r.check("searching the table finds the one row", "Rows 1 to 1 of 1" in text() and "City 07" in cells,
+            (text()[:600], cells))
+    snap("table-preview-search")
     visit("/dataset/activity/browser-public-0", "activity")
     visit("/user/login", "login")
     visit("/user/register", "register")

@@ -378,10 +378,12 @@ pub(crate) fn clause(
                 "lt" => "<",
                 "lte" => "<=",
                 "in" => "IN",
-                _ => return Err(verr(format!(
+                _ => {
+                    return Err(verr(format!(
                     "Unknown filter operation: FilterOp(field='{field}', op='{name}', value={})",
                     repr(value)
-                ))),
+                )))
+                }
             };
             if cmp == "IN" {
                 let items: Vec<&Value> = match value {

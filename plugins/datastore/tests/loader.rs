@@ -14,6 +14,7 @@ use catalog_plugin_datastore as _;
 use catalog_plugin_schema as _;
 use catalog_plugin_search_postgres as _;
 use catalog_plugin_search_tantivy as _;
+use catalog_plugin_views as _;
 
 use catalog_host::testkit::{stores, StoreKind, TestServer};
 use catalog_host::{WorkerOptions, WorkerPool};
@@ -196,6 +197,16 @@ async fn a_linked_file_is_loaded_typed_and_a_bad_one_changes_nothing() {
         );
         let res = t.s.ok("resource_show", json!({"id": rid})).await;
         assert_eq!(res["datastore_active"], true, "{kind}");
+        // The load made the table preview view, as DataPusher and XLoader do.
+        let views = t.s.ok("resource_view_list", json!({"id": rid})).await;
+        assert!(
+            views
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|v| v["view_type"] == "datatables_view"),
+            "{kind}: {views}"
+        );
         // Full text over the loaded rows.
         let q = t.search(&rid, json!({"q": "port"})).await;
         assert_eq!(q["total"], 1, "{kind}: {q}");

@@ -896,13 +896,24 @@ async fn resource(
         let e = not_found("Resource not found");
         return error_page(&app, &visit, &headers, &e, "Resource not found");
     };
-    let views = if ctx.has_action("resource_view_list") {
+    let mut views = if ctx.has_action("resource_view_list") {
         ctx.call("resource_view_list", params(json!({"id": rid})))
             .await
             .unwrap_or_else(|_| json!([]))
     } else {
         json!([])
     };
+    // Table previews read the DataStore as the visitor, a page at a time: the page is then
+    // not dated by the dataset (the rows change on their own).
+    let mut has_table = false;
+    if let Value::Array(list) = &mut views {
+        for v in list.iter_mut() {
+            if v["view_type"] == "datatables_view" && ctx.has_action("datastore_search") {
+                v["table"] = table_preview(&mut ctx, &visit, &rid, v).await;
+                has_table = true;
+            }
+        }
+    }
     let description = res["description"].as_str().unwrap_or_default().to_string();
     let description_html = catalog_framework::markdown::render_off_thread(
         description,
@@ -910,7 +921,10 @@ async fn resource(
     )
     .await
     .unwrap_or_default();
-    let modified = d["metadata_modified"].as_str().map(str::to_string);
+    let modified = d["metadata_modified"]
+        .as_str()
+        .filter(|_| !has_table)
+        .map(str::to_string);
     let can_edit = visit.user.is_some()
         && ctx
             .check_access("package_update", &params(json!({"id": d["id"]})))
@@ -928,6 +942,90 @@ async fn resource(
         }),
         modified.as_deref(),
     )
+}
+
+/// Rows a table preview shows per page.
+const PREVIEW_ROWS: usize = 20;
+
+/// A cell as the table preview shows it: text, cut at `max` characters with an ellipsis.
+fn preview_cell(v: &Value, max: usize) -> String {
+    let s = match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if s.chars().count() > max {
+        let cut: String = s.chars().take(max).collect();
+        format!("{cut}…")
+    } else {
+        s
+    }
+}
+
+/// One page of a `datatables_view`'s rows (`page`, and `q` when the view is filterable),
+/// from `datastore_search` as the visitor may read it.
+async fn table_preview(ctx: &mut ActionContext, visit: &Visit, rid: &str, view: &Value) -> Value {
+    let page_no = page_number(visit);
+    let filterable = view["filterable"] != json!(false);
+    let q: String = if filterable {
+        visit
+            .param("q")
+            .unwrap_or_default()
+            .trim()
+            .chars()
+            .take(200)
+            .collect()
+    } else {
+        String::new()
+    };
+    let max = view["ellipsis_length"]
+        .as_u64()
+        .filter(|n| *n > 0)
+        .unwrap_or(100)
+        .min(10_000) as usize;
+    let mut p = json!({
+        "resource_id": rid, "limit": PREVIEW_ROWS, "offset": (page_no - 1) * PREVIEW_ROWS,
+        "records_format": "lists",
+    });
+    if !q.is_empty() {
+        p["q"] = json!(q);
+    }
+    if let Some(fields) = view["show_fields"].as_array().filter(|f| !f.is_empty()) {
+        let mut wanted = vec![json!("_id")];
+        wanted.extend(fields.iter().cloned());
+        p["fields"] = Value::Array(wanted);
+    }
+    let found = match ctx.call("datastore_search", params(p)).await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::debug!(resource = rid, error = ?e.body, "table preview");
+            return json!({"error": true});
+        }
+    };
+    let fields: Vec<Value> = found["fields"]
+        .as_array()
+        .map(|f| f.iter().map(|f| f["id"].clone()).collect())
+        .unwrap_or_default();
+    let rows: Vec<Vec<String>> = found["records"]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| {
+                    r.as_array()
+                        .map(|cells| cells.iter().map(|c| preview_cell(c, max)).collect())
+                        .unwrap_or_default()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let total = found["total"].as_u64().unwrap_or(0) as usize;
+    let pages = total.div_ceil(PREVIEW_ROWS).clamp(1, MAX_PAGE);
+    let first = (page_no - 1) * PREVIEW_ROWS + 1;
+    json!({
+        "fields": fields, "rows": rows, "total": total, "q": q, "filterable": filterable,
+        "page": page_no, "pages": pages, "page_numbers": page_numbers(page_no, pages),
+        "first": first, "last": first + rows.len().saturating_sub(1),
+    })
 }
 
 /// The list pages of organizations and groups: `q`, `sort` (name or size) and pages of 20.

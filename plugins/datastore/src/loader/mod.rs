@@ -663,6 +663,20 @@ async fn swap(
                     )
                     .await?;
                 }
+                // The views that need the DataStore (the table preview), as DataPusher and
+                // XLoader make them after a load; a view the resource has is kept.
+                if ctx.has_action("resource_create_default_resource_views") {
+                    ctx.call(
+                        "resource_create_default_resource_views",
+                        [
+                            ("resource".to_string(), json!({"id": meta.resource_id})),
+                            ("create_datastore_views".to_string(), json!(true)),
+                        ]
+                        .into_iter()
+                        .collect(),
+                    )
+                    .await?;
+                }
                 Ok(json!(true))
             })
         })

@@ -268,20 +268,29 @@ pub(crate) fn load_table_sql(meta: &Meta) -> String {
 }
 
 /// PostgreSQL: after a load's `COPY`, `_full_text` becomes a plain column (a catalog change,
-/// no rewrite) kept by the trigger like every other table's, and gets its GIN index.
+/// no rewrite) kept by the trigger like every other table's. Its GIN index is built after the
+/// table is swapped in ([`full_text_index_sql`]).
 pub(crate) fn load_table_finish(meta: &Meta) -> Vec<String> {
     let t = meta.qualified(Backend::Postgres);
     vec![
         format!("ALTER TABLE {t} ALTER COLUMN _full_text DROP EXPRESSION"),
         format!(
-            "CREATE INDEX {} ON {t} USING gin(_full_text)",
-            quote(&format!("{}_full_text", meta.name))
-        ),
-        format!(
             "CREATE TRIGGER {} BEFORE INSERT OR UPDATE ON {t} FOR EACH ROW EXECUTE FUNCTION datastore.full_text()",
             quote(&format!("{}_full_text_trigger", meta.name))
         ),
     ]
+}
+
+/// PostgreSQL: the name of a table's full-text index, and the statement that builds it without
+/// blocking the table's readers or writers.
+pub(crate) fn full_text_index_sql(meta: &Meta) -> (String, String) {
+    let name = format!("{}_full_text", meta.name);
+    let sql = format!(
+        "CREATE INDEX CONCURRENTLY IF NOT EXISTS {} ON {} USING gin(_full_text)",
+        quote(&name),
+        meta.qualified(Backend::Postgres)
+    );
+    (name, sql)
 }
 
 /// The text of a row the full-text index holds: every column, as text, space-separated.

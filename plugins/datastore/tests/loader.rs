@@ -207,6 +207,33 @@ async fn a_linked_file_is_loaded_typed_and_a_bad_one_changes_nothing() {
                 .any(|v| v["view_type"] == "datatables_view"),
             "{kind}: {views}"
         );
+        // PostgreSQL builds the full-text index once the rows are in, and says so.
+        if kind == StoreKind::Postgres {
+            let started = Instant::now();
+            loop {
+                let st =
+                    t.s.ok_as(
+                        Some(&t.s.admin),
+                        "xloader_status",
+                        json!({"resource_id": rid}),
+                    )
+                    .await;
+                let built = st["task_info"]["logs"].as_array().unwrap().iter().any(|l| {
+                    l["message"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .starts_with("Full-text index built")
+                });
+                if built {
+                    break;
+                }
+                assert!(
+                    started.elapsed() < Duration::from_secs(60),
+                    "{kind}: no index: {st}"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
         // Full text over the loaded rows.
         let q = t.search(&rid, json!({"q": "port"})).await;
         assert_eq!(q["total"], 1, "{kind}: {q}");

@@ -348,7 +348,7 @@ impl JobHandler for LoadJob {
                 return Err(e);
             }
         };
-        set_state(
+        if !set_state(
             app,
             &resource_id,
             &load_id,
@@ -356,7 +356,22 @@ impl JobHandler for LoadJob {
             &log,
             &[("error", error), ("finished", Some(now_iso()))],
         )
-        .await?;
+        .await?
+        {
+            return Ok(json!({"superseded": true}));
+        }
+        // PostgreSQL: the rows are queryable now; the full-text index is built after, without
+        // blocking the table (a `q` meanwhile scans). A run that finds it built does nothing;
+        // one killed midway leaves an invalid index, rebuilt by the job's next run.
+        if state == "complete" && app.store.backend == catalog_framework::store::Backend::Postgres {
+            if let Some(took) = write::ensure_full_text_index(app, &resource_id).await? {
+                log.line(
+                    "INFO",
+                    format!("Full-text index built in {:.1} s", took.as_secs_f64()),
+                );
+                set_state(app, &resource_id, &load_id, "complete", &log, &[]).await?;
+            }
+        }
         Ok(result)
     }
 }

@@ -112,12 +112,10 @@ async fn fill_postgres(
     let started = std::time::Instant::now();
     let mut pg = sqlx::PgConnection::connect(&app.store.url).await?;
     // One transaction: the table is made, copied into frozen (COPY FREEZE needs the table
-    // made in the same transaction), its full text computed as rows arrive, indexed. A load
-    // that fails or dies leaves nothing behind.
+    // made in the same transaction), its full text computed as rows arrive. A load that fails
+    // or dies leaves nothing behind. The full-text index is built once the table is swapped in
+    // (`ensure_full_text_index`).
     let mut tx = pg.begin().await?;
-    sqlx::query("SET LOCAL maintenance_work_mem = '256MB'")
-        .execute(&mut *tx)
-        .await?;
     sqlx::query(&table::load_table_sql(meta))
         .execute(&mut *tx)
         .await?;
@@ -171,7 +169,7 @@ async fn fill_postgres(
         table = %meta.name,
         rows,
         copy_s = copied.as_secs_f64(),
-        index_s = (indexed - copied).as_secs_f64(),
+        finish_s = (indexed - copied).as_secs_f64(),
         analyze_s = (started.elapsed() - indexed).as_secs_f64(),
         "datastore load filled (PostgreSQL)"
     );
@@ -225,6 +223,50 @@ fn sqlite_chunk(
     }
     tx.commit()?;
     Ok(())
+}
+
+/// PostgreSQL: builds the full-text index of the resource's table if it has none, or only an
+/// invalid one (left by a build that was killed); answers how long a build took, or `None`
+/// when there was nothing to do.
+pub(crate) async fn ensure_full_text_index(
+    app: &AppState,
+    resource_id: &str,
+) -> anyhow::Result<Option<std::time::Duration>> {
+    let meta = {
+        let mut conn = app.store.pool.acquire().await?;
+        table::load(&mut conn, resource_id)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+    };
+    let Some(meta) = meta else { return Ok(None) };
+    let (name, build) = table::full_text_index_sql(&meta);
+    let mut pg = sqlx::PgConnection::connect(&app.store.url).await?;
+    let valid: Option<bool> = sqlx::query_scalar(
+        "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+         JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'datastore' AND c.relname = $1",
+    )
+    .bind(&name)
+    .fetch_optional(&mut pg)
+    .await?;
+    match valid {
+        Some(true) => return Ok(None),
+        Some(false) => {
+            sqlx::query(&format!(
+                "DROP INDEX CONCURRENTLY IF EXISTS datastore.{}",
+                quote(&name)
+            ))
+            .execute(&mut pg)
+            .await?;
+        }
+        None => {}
+    }
+    let started = std::time::Instant::now();
+    sqlx::query("SET maintenance_work_mem = '256MB'")
+        .execute(&mut pg)
+        .await?;
+    sqlx::query(&build).execute(&mut pg).await?;
+    pg.close().await.ok();
+    Ok(Some(started.elapsed()))
 }
 
 async fn fill_sqlite(

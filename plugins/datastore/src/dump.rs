@@ -169,6 +169,9 @@ fn xml_escape(s: &str, attr: bool) -> String {
             '>' => out.push_str("&gt;"),
             '"' if attr => out.push_str("&quot;"),
             '\n' if attr => out.push_str("&#10;"),
+            // Characters XML 1.0 does not allow are left out.
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {}
+            '\u{fffe}' | '\u{ffff}' => {}
             c => out.push(c),
         }
     }
@@ -288,8 +291,8 @@ impl Writer {
                     }
                     out.push('>');
                     let skip = usize::from(id_col);
-                    for (i, v) in cells.iter().enumerate().skip(skip) {
-                        xml_node(&mut out, &self.elements[i], v, None);
+                    for (v, name) in cells.iter().zip(&self.elements).skip(skip) {
+                        xml_node(&mut out, name, v, None);
                     }
                     out.push_str("</row>\n");
                 }
@@ -328,24 +331,24 @@ async fn dump(
     };
     let user = catalog_framework::web::identify(&app, &headers).await;
     let mut ctx = ActionContext::new(app.clone(), user);
-    // 404 for a table that does not exist and for one the caller may not read, as CKAN.
-    let exists = match ctx.db().await {
-        Ok(conn) => table::load(conn, &resource_id)
-            .await
-            .ok()
-            .flatten()
-            .is_some(),
-        Err(_) => false,
+    // 404 for a table that does not exist and for one the caller may not read, as CKAN; an
+    // alias names its resource's table.
+    let found = match ctx.db().await {
+        Ok(conn) => table::load_by_name(conn, &resource_id).await.ok().flatten(),
+        Err(_) => None,
     };
-    if !exists {
+    let Some(meta) = found else {
         return not_found();
-    }
+    };
+    let resource_id = meta.resource_id;
+    // Pages as large as a search may answer (CKAN's 32,000, or a smaller rows_max).
+    let page_size = PAGE.min(actions::rows_max(&ctx));
     let first = match page(
         &mut ctx,
         &req,
         &resource_id,
         req.offset,
-        first_limit(&req),
+        first_limit(&req, page_size),
         None,
     )
     .await
@@ -386,20 +389,25 @@ async fn dump(
         let mut chunk = w.start(req.bom);
         let mut remaining = req.limit;
         let mut offset = req.offset;
+        let mut asked = first_limit(&req, page_size);
         loop {
             chunk.push_str(&w.rows(&records));
-            if tx
-                .send(Ok(Bytes::from(std::mem::take(&mut chunk))))
-                .await
-                .is_err()
-            {
-                return; // the client went away
+            // No connection is held while the client reads, and a client that stops reading
+            // for a minute loses the dump.
+            ctx.release_read_connection();
+            let sent = tokio::time::timeout(
+                std::time::Duration::from_secs(60),
+                tx.send(Ok(Bytes::from(std::mem::take(&mut chunk)))),
+            )
+            .await;
+            if !matches!(sent, Ok(Ok(()))) {
+                return; // the client went away or stalled
             }
             let got = records.len() as i64;
             if let Some(r) = remaining.as_mut() {
                 *r -= got;
             }
-            if got < PAGE || remaining.is_some_and(|r| r <= 0) {
+            if got < asked || remaining.is_some_and(|r| r <= 0) {
                 break;
             }
             offset += got;
@@ -408,7 +416,8 @@ async fn dump(
             } else {
                 None
             };
-            let limit = remaining.map_or(PAGE, |r| r.min(PAGE));
+            let limit = remaining.map_or(page_size, |r| r.min(page_size));
+            asked = limit;
             match page(&mut ctx, &req, &resource_id, offset, limit, after).await {
                 Ok(next) => records = next["records"].as_array().cloned().unwrap_or_default(),
                 Err(e) => {
@@ -419,7 +428,11 @@ async fn dump(
             }
         }
         chunk.push_str(w.end());
-        let _ = tx.send(Ok(Bytes::from(chunk))).await;
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_secs(60),
+            tx.send(Ok(Bytes::from(chunk))),
+        )
+        .await;
     });
     let body = Body::from_stream(futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|chunk| (chunk, rx))
@@ -435,8 +448,8 @@ async fn dump(
         .into_response()
 }
 
-fn first_limit(req: &DumpRequest) -> i64 {
-    req.limit.map_or(PAGE, |l| l.min(PAGE))
+fn first_limit(req: &DumpRequest, page: i64) -> i64 {
+    req.limit.map_or(page, |l| l.min(page))
 }
 
 /// One page of the search, as `lists` records.

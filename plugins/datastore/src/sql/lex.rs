@@ -45,12 +45,20 @@ impl Token {
     }
 }
 
+/// As both stores' scanners read names: ASCII letters, `_`, and every non-ASCII character
+/// (PostgreSQL's `\200-\377`, SQLite's `sqlite3IsIdChar`), so a no-break space or `€` is part
+/// of a name, never white space or an operator.
 fn word_start(c: char) -> bool {
-    c.is_alphabetic() || c == '_'
+    c.is_ascii_alphabetic() || c == '_' || !c.is_ascii()
 }
 
 fn word_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_' || c == '$'
+    word_start(c) || c.is_ascii_digit() || c == '$'
+}
+
+/// White space as the scanners read it: ASCII only.
+fn space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
 }
 
 /// The tokens of `sql` (comments and white space dropped), or what is wrong with it.
@@ -67,7 +75,7 @@ pub(crate) fn lex(sql: &str, backend: Backend) -> Result<Vec<Token>, String> {
         if c == '\0' {
             return Err("The query must not contain NUL characters".into());
         }
-        if c.is_whitespace() {
+        if space(c) {
             i += 1;
             continue;
         }
@@ -164,7 +172,7 @@ pub(crate) fn lex(sql: &str, backend: Backend) -> Result<Vec<Token>, String> {
         // Dollar quotes ($tag$ … $tag$) and positional parameters ($1).
         if c == '$' && pg {
             let mut j = i + 1;
-            while at(j).is_some_and(|ch| ch.is_ascii_alphanumeric() || ch == '_') {
+            while at(j).is_some_and(|ch| word_start(ch) || ch.is_ascii_digit()) {
                 j += 1;
             }
             let tag_ok = at(i + 1).is_some_and(|ch| !ch.is_ascii_digit());
@@ -206,12 +214,28 @@ pub(crate) fn lex(sql: &str, backend: Backend) -> Result<Vec<Token>, String> {
             continue;
         }
         if c.is_ascii_digit() || (c == '.' && at(i + 1).is_some_and(|d| d.is_ascii_digit())) {
-            while at(i).is_some_and(|d| d.is_ascii_alphanumeric() || d == '.' || d == '_') {
-                // An exponent's sign: 1e-5.
-                if matches!(at(i), Some('e' | 'E')) && matches!(at(i + 1), Some('+' | '-')) {
+            while at(i).is_some_and(|d| d.is_ascii_digit()) {
+                i += 1;
+            }
+            if at(i) == Some('.') {
+                i += 1;
+                while at(i).is_some_and(|d| d.is_ascii_digit()) {
                     i += 1;
                 }
-                i += 1;
+            }
+            if matches!(at(i), Some('e' | 'E')) {
+                let sign = usize::from(matches!(at(i + 1), Some('+' | '-')));
+                if at(i + 1 + sign).is_some_and(|d| d.is_ascii_digit()) {
+                    i += 1 + sign;
+                    while at(i).is_some_and(|d| d.is_ascii_digit()) {
+                        i += 1;
+                    }
+                }
+            }
+            // `1e'…'`, `1x`: the stores' scanners disagree on these (a name or string glued
+            // to a number); refused rather than guessed.
+            if at(i).is_some_and(|d| word_char(d) || d == '\'' || d == '"' || d == '.') {
+                return Err("The query has a number followed directly by letters or quotes".into());
             }
             out.push(Token {
                 kind: Kind::Literal,
@@ -309,10 +333,32 @@ const NOT_FUNCTIONS: &[&str] = &[
     "order",
 ];
 
+/// For each `(`, the index of its `)` (one pass with a stack).
+fn matching_parens(sql: &str, toks: &[Token]) -> Vec<Option<usize>> {
+    let mut out = vec![None; toks.len()];
+    let mut open = Vec::new();
+    for (j, t) in toks.iter().enumerate() {
+        if t.is_op(sql, "(") {
+            open.push(j);
+        } else if t.is_op(sql, ")") {
+            if let Some(o) = open.pop() {
+                out[o] = Some(j);
+            }
+        }
+    }
+    out
+}
+
+fn is_word(sql: &str, t: &Token, word: &str) -> bool {
+    t.kind == Kind::Word && sql[t.span.clone()].eq_ignore_ascii_case(word)
+}
+
 /// The names the SQL calls as functions (`name(`, `schema.name(`, `"name"(`), lower-cased
-/// unless quoted. A name after `::` or `AS` is a type or an alias, and a name whose
-/// parenthesis is followed by `AS` is a common table expression's.
+/// unless quoted. Not calls: a name after `::` or `AS` (a type or an alias), and a common
+/// table expression's `name (columns) AS (` — only after `WITH`, `RECURSIVE` or `,`, with
+/// nothing but names in the parentheses, and `AS` then `(`, `MATERIALIZED` or `NOT`.
 pub(crate) fn called_functions(sql: &str, toks: &[Token]) -> Vec<String> {
+    let closing = matching_parens(sql, toks);
     let mut out: Vec<String> = Vec::new();
     for (i, t) in toks.iter().enumerate() {
         let Some(name) = t.name(sql) else { continue };
@@ -323,31 +369,26 @@ pub(crate) fn called_functions(sql: &str, toks: &[Token]) -> Vec<String> {
             continue;
         }
         let before = i.checked_sub(1).map(|p| &toks[p]);
-        if before.is_some_and(|b| {
-            b.is_op(sql, "::")
-                || (b.kind == Kind::Word && sql[b.span.clone()].eq_ignore_ascii_case("as"))
-        }) {
+        if before.is_some_and(|b| b.is_op(sql, "::") || is_word(sql, b, "as")) {
             continue;
         }
-        // `name (…) AS (…)`: a common table expression with column names.
-        let mut depth = 0usize;
-        let mut close = None;
-        for (j, u) in toks.iter().enumerate().skip(i + 1) {
-            if u.is_op(sql, "(") {
-                depth += 1;
-            } else if u.is_op(sql, ")") {
-                depth -= 1;
-                if depth == 0 {
-                    close = Some(j);
-                    break;
+        let cte_start = before.is_some_and(|b| {
+            is_word(sql, b, "with") || is_word(sql, b, "recursive") || b.is_op(sql, ",")
+        });
+        if cte_start {
+            if let Some(close) = closing[i + 1] {
+                let names_only = toks[i + 2..close]
+                    .iter()
+                    .all(|u| u.name(sql).is_some() || u.is_op(sql, ","));
+                let as_then_body = toks.get(close + 1).is_some_and(|u| is_word(sql, u, "as"))
+                    && toks.get(close + 2).is_some_and(|u| {
+                        u.is_op(sql, "(")
+                            || is_word(sql, u, "materialized")
+                            || is_word(sql, u, "not")
+                    });
+                if names_only && as_then_body {
+                    continue;
                 }
-            }
-        }
-        if let Some(j) = close {
-            if toks.get(j + 1).is_some_and(|n| {
-                n.kind == Kind::Word && sql[n.span.clone()].eq_ignore_ascii_case("as")
-            }) {
-                continue;
             }
         }
         if !out.contains(&name) {
@@ -426,6 +467,8 @@ mod tests {
             "select 1 /* open",
             "select $a$ open",
             "select U&\"\\0070g_sleep\"(1)",
+            "select 1e'x'",
+            "select 1x",
             "select 1\0",
         ] {
             assert!(lex(bad, Backend::Postgres).is_err(), "{bad}");
@@ -452,6 +495,29 @@ mod tests {
                 .all(|n| n == "cast")
         );
         assert!(names("with x(a) as (select 1) select * from x", pg).is_empty());
+        assert!(names("with recursive t(n) as (select 1) select 1", pg).is_empty());
+        assert!(names(
+            "with a as (select 1), b(x, y) as materialized (select 1, 2) select 1",
+            pg
+        )
+        .is_empty());
+        // A call followed by `AS` is still a call.
+        assert_eq!(names("select pg_sleep(5) as x", pg), ["pg_sleep"]);
+        assert_eq!(
+            names("select 1, query_to_xml('q', true) as x", pg),
+            ["query_to_xml"]
+        );
+        assert_eq!(names("with x as (select 1) select f(a) as (b)", pg), ["f"]);
         assert!(names("select 'pg_sleep(1)', $$pg_sleep(1)$$", pg).is_empty());
+        // Non-ASCII characters are name characters, as in both stores' scanners.
+        assert_eq!(names("select $é$ ' $é$, pg_sleep(9) --'", pg), ["pg_sleep"]);
+        assert_eq!(
+            names("select 1 as €$a$, pg_sleep(9) as x$a$", pg),
+            ["pg_sleep"]
+        );
+        assert_eq!(
+            names("select\u{a0}pg_sleep(1)", pg),
+            ["select\u{a0}pg_sleep"]
+        );
     }
 }

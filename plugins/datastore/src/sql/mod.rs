@@ -47,7 +47,7 @@ pub(crate) struct SqlSearch {
     pub(crate) role: String,
     pg: tokio::sync::OnceCell<sqlx::PgPool>,
     /// SQLite queries run on blocking threads: at most this many at once.
-    sqlite_slots: tokio::sync::Semaphore,
+    sqlite_slots: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
 fn sqlsearch_section(config: &Config) -> Option<&Value> {
@@ -134,7 +134,7 @@ impl SqlSearch {
                 .clamp(1024, 1 << 30) as usize,
             role,
             pg: tokio::sync::OnceCell::new(),
-            sqlite_slots: tokio::sync::Semaphore::new(2),
+            sqlite_slots: std::sync::Arc::new(tokio::sync::Semaphore::new(2)),
         })
     }
 
@@ -238,10 +238,18 @@ async fn rewrite(
         .iter()
         .rposition(|t| !t.is_op(sql, ";"))
         .map_or(0, |p| toks[p].span.end);
-    for t in toks.iter().filter(|t| t.span.end <= end) {
+    for (i, t) in toks.iter().enumerate().filter(|(_, t)| t.span.end <= end) {
+        // A quoted name anywhere; a bare one only where a table is named (after FROM or
+        // JOIN), so an alias that is also a common word does not change other queries.
+        let after_from = i.checked_sub(1).is_some_and(|p| {
+            toks[p].kind == lex::Kind::Word && {
+                let w = &sql[toks[p].span.clone()];
+                w.eq_ignore_ascii_case("from") || w.eq_ignore_ascii_case("join")
+            }
+        });
         let name = match &t.kind {
             lex::Kind::Quoted(n) => n.as_str(),
-            lex::Kind::Word => &sql[t.span.clone()],
+            lex::Kind::Word if after_from => &sql[t.span.clone()],
             _ => continue,
         };
         if let Some(table) = by_id.get(name) {

@@ -79,8 +79,35 @@ async fn setup_role(pool: &PgPool, role: &str) -> Result<(), sqlx::Error> {
     Ok(())
 }
 
-/// The tables and table functions a plan reads.
-fn walk_plan(plan: &Value, tables: &mut Vec<(String, String)>, functions: &mut Vec<String>) {
+/// The plan's keys that hold expressions as PostgreSQL prints them.
+const EXPRESSION_KEYS: &[&str] = &[
+    "Output",
+    "Filter",
+    "Join Filter",
+    "Hash Cond",
+    "Merge Cond",
+    "Index Cond",
+    "Recheck Cond",
+    "One-Time Filter",
+    "Function Call",
+    "Table Function Call",
+    "Sort Key",
+    "Presorted Key",
+    "Group Key",
+    "Run Condition",
+    "Cache Key",
+    "Order By",
+    "TID Cond",
+    "Hash Key",
+];
+
+/// The tables, table functions and expressions a plan reads.
+fn walk_plan(
+    plan: &Value,
+    tables: &mut Vec<(String, String)>,
+    functions: &mut Vec<String>,
+    expressions: &mut Vec<String>,
+) {
     if let Some(name) = plan["Relation Name"].as_str() {
         let schema = plan["Schema"].as_str().unwrap_or_default().to_string();
         tables.push((schema, name.to_string()));
@@ -88,9 +115,18 @@ fn walk_plan(plan: &Value, tables: &mut Vec<(String, String)>, functions: &mut V
     if let Some(f) = plan["Function Name"].as_str() {
         functions.push(f.to_string());
     }
+    for key in EXPRESSION_KEYS {
+        match &plan[*key] {
+            Value::String(e) => expressions.push(e.clone()),
+            Value::Array(items) => {
+                expressions.extend(items.iter().filter_map(Value::as_str).map(str::to_string))
+            }
+            _ => {}
+        }
+    }
     if let Some(children) = plan["Plans"].as_array() {
         for c in children {
-            walk_plan(c, tables, functions);
+            walk_plan(c, tables, functions, expressions);
         }
     }
 }
@@ -144,6 +180,8 @@ pub(super) async fn run(
         format!("SET LOCAL ROLE \"{}\"", search.role),
         format!("SET LOCAL statement_timeout = {ms}"),
         "SET LOCAL search_path = pg_catalog".to_string(),
+        // The lexer reads '…' without backslash escapes, as PostgreSQL does with this on.
+        "SET LOCAL standard_conforming_strings = on".to_string(),
         "SET LOCAL idle_in_transaction_session_timeout = 60000".to_string(),
     ] {
         tx.execute(setup.as_str()).await.map_err(err)?;
@@ -163,7 +201,20 @@ pub(super) async fn run(
     let plan: Value = serde_json::from_str(&plan_text)?;
     let mut read = Vec::new();
     let mut functions = Vec::new();
-    walk_plan(&plan[0]["Plan"], &mut read, &mut functions);
+    let mut expressions = Vec::new();
+    walk_plan(
+        &plan[0]["Plan"],
+        &mut read,
+        &mut functions,
+        &mut expressions,
+    );
+    // Every call PostgreSQL will make, as its plan prints it (so a call the text hid from the
+    // lexer — attribute notation, a name the scanners read differently — is still seen).
+    for e in &expressions {
+        let toks = super::lex::lex(e, Backend::Postgres)
+            .map_err(|_| query_error("The query could not be checked"))?;
+        functions.extend(super::lex::called_functions(e, &toks));
+    }
     if read.iter().any(|(schema, name)| {
         schema.starts_with("pg_") || schema == "information_schema" || name.starts_with("pg_")
     }) {

@@ -50,9 +50,11 @@ fn open(path: &str) -> rusqlite::Result<Connection> {
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     conn.busy_timeout(std::time::Duration::from_secs(2))?;
-    // One value at most 16 MiB (printf/replace/group_concat cannot grow past it), a nesting
-    // depth and a compound limit that keep the parser's work small, nothing attached.
-    conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, 16 * 1024 * 1024);
+    // One value at most 1 MiB and at most 200 result columns (SQLite holds a whole row while
+    // it is read: at most 200 MiB), a nesting depth and a compound limit that keep the
+    // parser's work small, nothing attached.
+    conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, 1024 * 1024);
+    conn.set_limit(Limit::SQLITE_LIMIT_COLUMN, 200);
     conn.set_limit(Limit::SQLITE_LIMIT_SQL_LENGTH, 1024 * 1024);
     conn.set_limit(Limit::SQLITE_LIMIT_EXPR_DEPTH, 200);
     conn.set_limit(Limit::SQLITE_LIMIT_COMPOUND_SELECT, 100);
@@ -168,16 +170,13 @@ fn type_of(decl: Option<&str>, first: Option<&ValueRef<'_>>) -> &'static str {
     }
 }
 
-fn json_of(v: ValueRef<'_>) -> (Value, usize) {
+fn json_of(v: ValueRef<'_>) -> Value {
     match v {
-        ValueRef::Null => (Value::Null, 4),
-        ValueRef::Integer(i) => (json!(i), 20),
-        ValueRef::Real(f) => (
-            serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
-            24,
-        ),
-        ValueRef::Text(t) => (json!(String::from_utf8_lossy(t)), t.len()),
-        ValueRef::Blob(b) => (json!(format!("\\x{}", hex::encode(b))), b.len() * 2 + 2),
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => json!(i),
+        ValueRef::Real(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
+        ValueRef::Text(t) => json!(String::from_utf8_lossy(t)),
+        ValueRef::Blob(b) => json!(format!("\\x{}", hex::encode(b))),
     }
 }
 
@@ -238,9 +237,16 @@ fn execute(
             if types[i].is_none() && !matches!(v, ValueRef::Null) {
                 types[i] = Some(type_of(decls[i].as_deref(), Some(&v)));
             }
-            let (j, n) = json_of(v);
-            total += n + name.len();
-            obj.insert(name.clone(), j);
+            // Counted before it is copied: the answer stops at the cap, value by value.
+            total += name.len()
+                + match v {
+                    ValueRef::Text(t) | ValueRef::Blob(t) => t.len() * 2,
+                    _ => 24,
+                };
+            if total > max_bytes {
+                break;
+            }
+            obj.insert(name.clone(), json_of(v));
         }
         if total > max_bytes {
             truncated = true;
@@ -273,8 +279,9 @@ pub(super) async fn run(
             "The SQL search needs the catalog's SQLite database in a file",
         ));
     };
-    // A blocking thread per query, at most two at once; a third waits up to the timeout.
-    let _slot = tokio::time::timeout(search.timeout, search.sqlite_slots.acquire())
+    // A blocking thread per query, at most two at once; a third waits up to the timeout. The
+    // permit goes with the blocking work, so a client that hangs up does not free it early.
+    let slot = tokio::time::timeout(search.timeout, search.sqlite_slots.clone().acquire_owned())
         .await
         .map_err(|_| query_error("Too many SQL searches at once; try again"))?
         .map_err(internal)?;
@@ -285,9 +292,13 @@ pub(super) async fn run(
     });
     let stmt = statement.to_string();
     let (p, f) = (path.clone(), functions.clone());
-    let found = tokio::task::spawn_blocking(move || discover(&p, &stmt, f))
-        .await
-        .map_err(internal)?;
+    let found = tokio::task::spawn_blocking(move || {
+        let held = slot;
+        (discover(&p, &stmt, f), held)
+    })
+    .await
+    .map_err(internal)?;
+    let (found, slot) = found;
     let (conn, seen, real) = match found {
         Ok(found) => found,
         Err((Some(r), _)) => return Err(refusal_error(r, tables)),
@@ -299,6 +310,7 @@ pub(super) async fn run(
     let stmt = statement.to_string();
     let max_bytes = search.max_bytes;
     let done = tokio::task::spawn_blocking(move || {
+        let _held = slot;
         execute(
             conn,
             &stmt,

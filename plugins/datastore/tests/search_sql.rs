@@ -228,6 +228,11 @@ async fn hostile_queries_change_nothing_and_read_nothing() {
             "select 1 as €$a$, pg_sleep(9) as x$a$".into(),
             "select\u{a0}pg_sleep(1)".into(),
             "SELECT 1e'x'".into(),
+            // Second review: `--` ended by a carriage return, E-string continuation, calls in
+            // LIMIT/OFFSET (which plans do not print), TABLESAMPLE arguments.
+            "SELECT E''\n'\\' ', set_config($$role$$,$$none$$,true) --'".into(),
+            "SELECT 1 LIMIT cast(cast(schema_to_xml($$datastore$$,true,false,$$$$) as text) as bigint)".into(),
+            format!("SELECT * FROM {t} TABLESAMPLE BERNOULLI (length(set_config('role','none',true)))"),
             // Unicode-escaped names and unterminated quoting.
             "SELECT U&\"\\0070g_sleep\"(1)".into(),
             "SELECT 'unterminated".into(),
@@ -291,6 +296,20 @@ async fn hostile_queries_change_nothing_and_read_nothing() {
             }
         }
         if kind.to_string().contains("postgres") {
+            // PostgreSQL ends `--` at a carriage return (SQLite does not: there it is all one
+            // comment, and `SELECT 1` runs).
+            let q = "SELECT 1 --\rOFFSET length(set_config($$role$$,$$none$$,true))-4 LIMIT cast(cast(query_to_xml($$select * from catalog_user$$,true,false,$$$$) as text) as bigint)";
+            let e = sql(&s, None, q).await.unwrap_err();
+            assert_eq!(e["__status"], 403, "{kind}: {e}");
+            // Queries run as the reader role itself, not the catalog's login.
+            let who = sql(&s, None, "SELECT current_user AS u, session_user AS s")
+                .await
+                .unwrap_or_else(|e| panic!("{kind}: {e}"));
+            assert_eq!(
+                who["records"],
+                json!([{"u": "catalog_datastore_reader", "s": "catalog_datastore_reader"}]),
+                "{kind}"
+            );
             let e = sql(&s, None, "SELECT pg_sleep(5)").await.unwrap_err();
             assert_eq!(
                 e["message"], "Access denied: Not authorized to call function pg_sleep",

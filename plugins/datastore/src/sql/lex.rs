@@ -80,8 +80,9 @@ pub(crate) fn lex(sql: &str, backend: Backend) -> Result<Vec<Token>, String> {
             continue;
         }
         // Comments: `-- …` to the end of the line, `/* … */` (nested on PostgreSQL).
+        // PostgreSQL's `--` comment ends at `\n` or `\r`, SQLite's at `\n` only.
         if c == '-' && at(i + 1) == Some('-') {
-            while i < chars.len() && chars[i].1 != '\n' {
+            while i < chars.len() && chars[i].1 != '\n' && !(pg && chars[i].1 == '\r') {
                 i += 1;
             }
             continue;
@@ -129,6 +130,17 @@ pub(crate) fn lex(sql: &str, backend: Backend) -> Result<Vec<Token>, String> {
                     }
                     Some(_) => i += 1,
                 }
+            }
+            // PostgreSQL joins a string to one that follows after a line break (keeping the
+            // first one's escape rules): refused rather than followed.
+            let mut k = i;
+            while at(k).is_some_and(space) {
+                k += 1;
+            }
+            if at(k) == Some('\'') {
+                return Err(
+                    "Adjacent string constants are not supported; join them into one".into(),
+                );
             }
             out.push(Token {
                 kind: Kind::Literal,
@@ -469,6 +481,8 @@ mod tests {
             "select U&\"\\0070g_sleep\"(1)",
             "select 1e'x'",
             "select 1x",
+            "select E''\n'\\' ', set_config($$role$$,$$none$$,true) --'",
+            "select 'a'\n'b'",
             "select 1\0",
         ] {
             assert!(lex(bad, Backend::Postgres).is_err(), "{bad}");
@@ -519,5 +533,14 @@ mod tests {
             names("select\u{a0}pg_sleep(1)", pg),
             ["select\u{a0}pg_sleep"]
         );
+        // `--` ends at a carriage return on PostgreSQL (not on SQLite).
+        assert_eq!(
+            names(
+                "select 1 --\roffset length(set_config('role','none',true))",
+                pg
+            ),
+            ["length", "set_config"]
+        );
+        assert!(names("select 1 --\roffset f(1)", Backend::Sqlite).is_empty());
     }
 }

@@ -45,6 +45,8 @@ pub(crate) struct SqlSearch {
     pub(crate) timeout: Duration,
     pub(crate) max_bytes: usize,
     pub(crate) role: String,
+    /// `catalog.datastore.sqlsearch.read_url`: how to connect as the reader role.
+    pub(crate) read_url: Option<String>,
     pg: tokio::sync::OnceCell<sqlx::PgPool>,
     /// SQLite queries run on blocking threads: at most this many at once.
     sqlite_slots: std::sync::Arc<tokio::sync::Semaphore>,
@@ -133,6 +135,11 @@ impl SqlSearch {
                 .unwrap_or(32 * 1024 * 1024)
                 .clamp(1024, 1 << 30) as usize,
             role,
+            read_url: section
+                .and_then(|s| s.get("read_url"))
+                .and_then(Value::as_str)
+                .filter(|s| !s.trim().is_empty())
+                .map(str::to_string),
             pg: tokio::sync::OnceCell::new(),
             sqlite_slots: std::sync::Arc::new(tokio::sync::Semaphore::new(2)),
         })

@@ -1,6 +1,6 @@
-//! The SQL search on PostgreSQL: a pool of its own (at most four queries at once), each query
-//! in a `READ ONLY` transaction as the reader role (USAGE on the schema `datastore` and SELECT
-//! on its tables, nothing else), with `statement_timeout` and an empty search path. The plan
+//! The SQL search on PostgreSQL: a pool of its own (at most four queries at once) connected as
+//! the reader role (USAGE on the schema `datastore` and SELECT on its tables, nothing else),
+//! each query in a `READ ONLY` transaction with `statement_timeout` and an empty search path. The plan
 //! (`EXPLAIN (VERBOSE, FORMAT JSON)` of the very statement that runs) names the tables and
 //! table functions; the rows come back as JSON text, each measured before it is sent.
 
@@ -15,50 +15,82 @@ use sqlx::{Column, Executor, Row, Statement, TypeInfo};
 
 use super::{check_tables, query_error, unrename, Answer, SqlSearch};
 
-/// The pool, made (and the reader role set up) on first use.
+/// The pool, made on first use, connected **as the reader role itself** (a LOGIN role with
+/// SELECT on the schema `datastore` only), so nothing a query does — `set_config('role', …)`,
+/// `RESET ROLE` — can reach the catalog's own login and tables. Its URL is
+/// `catalog.datastore.sqlsearch.read_url` (CKAN's `ckan.datastore.read_url`), else the store's
+/// with the role as the user (enough where local connections are trusted; elsewhere a DBA
+/// gives the role a password and the operator sets the URL).
 async fn pool<'a>(search: &'a SqlSearch, url: &str) -> CkanResult<&'a PgPool> {
     search
         .pg
         .get_or_try_init(|| async {
-            let pool = PgPoolOptions::new()
-                .max_connections(4)
-                .acquire_timeout(Duration::from_secs(5))
-                .connect(url)
-                .await
-                .map_err(internal)?;
-            // Two processes (or two test databases) may set up at once: a lost race on the
-            // role's name is settled by a second try.
+            // The role and its grants, made with the catalog's own login. Two processes (or
+            // two test databases) may set up at once: a lost race is settled by a retry.
             let mut last = None;
             for _ in 0..3 {
-                match setup_role(&pool, &search.role).await {
-                    Ok(()) => return Ok(pool),
+                match setup_role(url, &search.role).await {
+                    Ok(()) => {
+                        last = None;
+                        break;
+                    }
                     Err(e) => last = Some(e),
                 }
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
-            let e = last.expect("an error");
-            tracing::error!(error = %e, role = %search.role, "datastore_search_sql: cannot set up the reader role");
-            Err(query_error(format!(
-                "The SQL search is not available: the reader role {} could not be set up (see docs/DATASTORE.md)",
-                search.role
-            )))
+            if let Some(e) = last {
+                tracing::error!(error = %e, role = %search.role, "datastore_search_sql: cannot set up the reader role");
+                return Err(query_error(format!(
+                    "The SQL search is not available: the reader role {} could not be set up (see docs/DATASTORE.md)",
+                    search.role
+                )));
+            }
+            let opts: sqlx::postgres::PgConnectOptions = match &search.read_url {
+                Some(read) => read.parse().map_err(internal)?,
+                None => url
+                    .parse::<sqlx::postgres::PgConnectOptions>()
+                    .map_err(internal)?
+                    .username(&search.role),
+            };
+            let pool = PgPoolOptions::new()
+                .max_connections(4)
+                .acquire_timeout(Duration::from_secs(5))
+                .connect_with(opts)
+                .await
+                .map_err(|e| {
+                    tracing::error!(error = %e, "datastore_search_sql: cannot connect as the reader role");
+                    query_error(format!(
+                        "The SQL search is not available: it cannot connect as {} (set catalog.datastore.sqlsearch.read_url; see docs/DATASTORE.md)",
+                        search.role
+                    ))
+                })?;
+            Ok(pool)
         })
         .await
 }
 
-/// Creates the reader role if it is missing and grants it reading the DataStore schema (and
-/// the tables made there later); makes the catalog's user a member so it may `SET ROLE`.
-async fn setup_role(pool: &PgPool, role: &str) -> Result<(), sqlx::Error> {
-    let mut conn = pool.acquire().await?;
+/// Creates the reader role if it is missing (a LOGIN role without a password) and grants it
+/// reading the DataStore schema (and the tables made there later), nothing else.
+async fn setup_role(url: &str, role: &str) -> Result<(), sqlx::Error> {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(url).await?;
     let r = format!("\"{role}\"");
     conn.execute(
         format!(
             "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{role}') THEN \
-             CREATE ROLE {r} NOLOGIN; END IF; END $$"
+             CREATE ROLE {r} LOGIN; END IF; END $$"
         )
         .as_str(),
     )
     .await?;
+    let can_login: bool = sqlx::query_scalar("SELECT rolcanlogin FROM pg_roles WHERE rolname = $1")
+        .bind(role)
+        .fetch_one(&mut conn)
+        .await?;
+    if !can_login {
+        conn.execute(format!("ALTER ROLE {r} LOGIN").as_str())
+            .await?;
+    }
     conn.execute(
         format!(
             "GRANT USAGE ON SCHEMA datastore TO {r}; \
@@ -68,14 +100,7 @@ async fn setup_role(pool: &PgPool, role: &str) -> Result<(), sqlx::Error> {
         .as_str(),
     )
     .await?;
-    let superuser: bool =
-        sqlx::query_scalar("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
-            .fetch_one(&mut *conn)
-            .await?;
-    if !superuser {
-        conn.execute(format!("GRANT {r} TO CURRENT_USER").as_str())
-            .await?;
-    }
+    conn.close().await.ok();
     Ok(())
 }
 
@@ -99,6 +124,8 @@ const EXPRESSION_KEYS: &[&str] = &[
     "Order By",
     "TID Cond",
     "Hash Key",
+    "Sampling Parameters",
+    "Repeatable Seed",
 ];
 
 /// The tables, table functions and expressions a plan reads.
@@ -177,7 +204,6 @@ pub(super) async fn run(
     let ms = search.timeout.as_millis();
     for setup in [
         "SET TRANSACTION READ ONLY".to_string(),
-        format!("SET LOCAL ROLE \"{}\"", search.role),
         format!("SET LOCAL statement_timeout = {ms}"),
         "SET LOCAL search_path = pg_catalog".to_string(),
         // The lexer reads '…' without backslash escapes, as PostgreSQL does with this on.

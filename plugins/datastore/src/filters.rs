@@ -12,6 +12,9 @@ use crate::types::{self, parse_type, quote, to_cell, Cell};
 
 const MAX_DEPTH: usize = 10;
 const MAX_OPS: usize = 100;
+/// Values all filters together may give (each is a bound parameter; the stores take at most
+/// 32,766 / 65,535 in a statement).
+const MAX_VALUES: usize = 10_000;
 
 /// One parsed operation.
 #[derive(Debug, Clone, PartialEq)]
@@ -367,6 +370,11 @@ pub(crate) fn clause(
                 };
                 if cell == Cell::Null {
                     return Ok(None);
+                }
+                if binds.len() >= MAX_VALUES {
+                    return Err(verr(format!(
+                        "Maximum number of filter values ({MAX_VALUES}) exceeded"
+                    )));
                 }
                 binds.push(cell);
                 Ok(Some(ftype.placeholder(b, binds.len())))

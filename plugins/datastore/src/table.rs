@@ -601,10 +601,7 @@ pub(crate) async fn drop(
 ) -> CkanResult<()> {
     drop_bare(conn, backend, meta).await?;
     // The aliases go with the table (CKAN drops their views with it).
-    sqlx::query("DELETE FROM datastore_alias WHERE resource_id = $1")
-        .bind(&meta.resource_id)
-        .execute(&mut *conn)
-        .await?;
+    set_aliases(conn, &meta.resource_id, &[]).await?;
     forget(conn, &meta.resource_id).await
 }
 

@@ -572,6 +572,30 @@ async fn filter_operations_as_ckan_2_12() {
                 .expect_err(&filters.to_string());
             assert_eq!(e["filters"][0], want, "{kind} {filters}: {e}");
         }
+        // Huge lists are refused before they reach the store, by search and by delete, and
+        // delete nothing. One list holds at most 10,000 items (the framework's cap), but 100
+        // lists could give a million values, past the stores' bound-parameter limits
+        // (32,766 / 65,535), where a delete would fail with a 500.
+        let list: Vec<Value> = (0..6_000).map(|i| json!(format!("c{i}"))).collect();
+        let many = json!({"$or": [{"city": list.clone()}, {"city": list.clone()}, {"city": list}]});
+        let e = search(many.clone()).await.expect_err("18,000 values");
+        assert_eq!(
+            e["filters"][0], "Maximum number of filter values (10000) exceeded",
+            "{kind}: {e}"
+        );
+        let e = err(
+            &s,
+            Some(&s.admin),
+            "datastore_records_delete",
+            json!({"resource_id": rid, "force": true, "filters": many}),
+        )
+        .await;
+        assert_eq!(e["__type"], "Validation Error", "{kind}: {e}");
+        assert_eq!(
+            cities_of(&search(json!({})).await.unwrap()).len(),
+            4,
+            "{kind}"
+        );
         // datastore_delete takes the same filters.
         s.ok(
             "datastore_delete",

@@ -316,6 +316,11 @@ async fn hostile_queries_change_nothing_and_read_nothing() {
                 "{kind}"
             );
         }
+        let names: Vec<String> = (0..1_001).map(|i| format!("\"n{i}\"")).collect();
+        let e = sql(&s, None, &format!("SELECT {} FROM {t}", names.join(", ")))
+            .await
+            .unwrap_err();
+        assert_eq!(e["__status"], 409, "{kind}: {e}");
         let e = sql(&s, None, "").await.unwrap_err();
         assert_eq!(e["sql"], json!(["Missing value"]), "{kind}");
         let e = sql(&s, None, &format!("SELECT '{}'", "x".repeat(70_000)))

@@ -191,75 +191,81 @@ pub(crate) fn wrapped(sql: &str, rows: i64) -> String {
     format!("SELECT * FROM (\n{sql}\n) AS blah LIMIT {rows}")
 }
 
-/// The internal table names of the resources the SQL names, and the SQL with each name
-/// replaced; `tables` maps internal names back to resource ids (for messages and auth).
+/// Distinct table names a query may give (quoted or after FROM/JOIN), at most.
+const MAX_TABLE_NAMES: usize = 1_000;
+
+/// The tokens that may name a table, with the name: a quoted name anywhere; a bare one only
+/// where a table is named (after FROM or JOIN), so an alias that is also a common word does
+/// not change other queries. Only tokens before `end` (the trailing `;`s left out).
+fn table_names<'t>(
+    sql: &'t str,
+    toks: &'t [lex::Token],
+    end: usize,
+) -> impl Iterator<Item = (&'t lex::Token, &'t str)> {
+    toks.iter()
+        .enumerate()
+        .filter(move |(_, t)| t.span.end <= end)
+        .filter_map(move |(i, t)| {
+            let after_from = i.checked_sub(1).is_some_and(|p| {
+                toks[p].kind == lex::Kind::Word && {
+                    let w = &sql[toks[p].span.clone()];
+                    w.eq_ignore_ascii_case("from") || w.eq_ignore_ascii_case("join")
+                }
+            });
+            match &t.kind {
+                lex::Kind::Quoted(n) => Some((t, n.as_str())),
+                lex::Kind::Word if after_from => Some((t, &sql[t.span.clone()])),
+                _ => None,
+            }
+        })
+}
+
+/// The internal table names of the resources the SQL names (by id or alias), and the SQL
+/// with each name replaced; `tables` maps internal names back to those names (for messages).
 async fn rewrite(
     ctx: &mut ActionContext,
     sql: &str,
     toks: &[lex::Token],
     backend: Backend,
 ) -> CkanResult<(String, BTreeMap<String, String>)> {
-    let mut candidates: Vec<String> = toks
-        .iter()
-        .filter(|t| matches!(t.kind, lex::Kind::Quoted(_) | lex::Kind::Word))
-        .map(|t| match &t.kind {
-            lex::Kind::Quoted(n) => n.clone(),
-            _ => sql[t.span.clone()].to_string(),
-        })
-        .filter(|n| !n.is_empty() && n.len() <= 100)
-        .collect();
-    candidates.sort();
-    candidates.dedup();
-    let mut by_id: BTreeMap<String, String> = BTreeMap::new();
-    for chunk in candidates.chunks(200) {
-        let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
-        let q = format!(
-            "SELECT resource_id, table_name FROM datastore_table WHERE resource_id IN ({})",
-            marks.join(", ")
-        );
-        let mut query = sqlx::query(&q);
-        for c in chunk {
-            query = query.bind(c.clone());
-        }
-        for row in query.fetch_all(ctx.db().await?).await? {
-            by_id.insert(row.try_get("resource_id")?, row.try_get("table_name")?);
-        }
-        // Aliases name their resource's table too.
-        let q = format!(
-            "SELECT a.alias AS alias, t.table_name AS table_name FROM datastore_alias a \
-             JOIN datastore_table t ON t.resource_id = a.resource_id WHERE a.alias IN ({})",
-            marks.join(", ")
-        );
-        let mut query = sqlx::query(&q);
-        for c in chunk {
-            query = query.bind(c.clone());
-        }
-        for row in query.fetch_all(ctx.db().await?).await? {
-            by_id.insert(row.try_get("alias")?, row.try_get("table_name")?);
-        }
-    }
-    let mut out = String::with_capacity(sql.len() + 64);
-    let mut last = 0;
     // The statement without its trailing `;`s (it is wrapped in a subquery).
     let end = toks
         .iter()
         .rposition(|t| !t.is_op(sql, ";"))
         .map_or(0, |p| toks[p].span.end);
-    for (i, t) in toks.iter().enumerate().filter(|(_, t)| t.span.end <= end) {
-        // A quoted name anywhere; a bare one only where a table is named (after FROM or
-        // JOIN), so an alias that is also a common word does not change other queries.
-        let after_from = i.checked_sub(1).is_some_and(|p| {
-            toks[p].kind == lex::Kind::Word && {
-                let w = &sql[toks[p].span.clone()];
-                w.eq_ignore_ascii_case("from") || w.eq_ignore_ascii_case("join")
-            }
-        });
-        let name = match &t.kind {
-            lex::Kind::Quoted(n) => n.as_str(),
-            lex::Kind::Word if after_from => &sql[t.span.clone()],
-            _ => continue,
-        };
-        if let Some(table) = by_id.get(name) {
+    let mut candidates: Vec<&str> = table_names(sql, toks, end)
+        .map(|(_, n)| n)
+        .filter(|n| !n.is_empty() && n.len() <= 100)
+        .collect();
+    candidates.sort_unstable();
+    candidates.dedup();
+    if candidates.len() > MAX_TABLE_NAMES {
+        return Err(query_error(format!(
+            "The query names more than {MAX_TABLE_NAMES} quoted names or tables"
+        )));
+    }
+    let mut by_name: BTreeMap<String, String> = BTreeMap::new();
+    for chunk in candidates.chunks(200) {
+        let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+        let marks = marks.join(", ");
+        // Resource ids and aliases in one query (the same values serve both halves).
+        let q = format!(
+            "SELECT resource_id AS name, table_name FROM datastore_table WHERE resource_id IN ({marks}) \
+             UNION ALL SELECT a.alias AS name, t.table_name AS table_name FROM datastore_alias a \
+             JOIN datastore_table t ON t.resource_id = a.resource_id WHERE a.alias IN ({marks})"
+        );
+        let mut query = sqlx::query(&q);
+        for c in chunk {
+            query = query.bind(c.to_string());
+        }
+        for row in query.fetch_all(ctx.db().await?).await? {
+            by_name.insert(row.try_get("name")?, row.try_get("table_name")?);
+        }
+    }
+    let mut out = String::with_capacity(sql.len() + 64);
+    let mut last = 0;
+    for (t, name) in table_names(sql, toks, end) {
+        if let Some(table) = by_name.get(name) {
             out.push_str(&sql[last..t.span.start]);
             out.push_str(&match backend {
                 Backend::Postgres => format!("datastore.{}", crate::types::quote(table)),
@@ -269,8 +275,7 @@ async fn rewrite(
         }
     }
     out.push_str(&sql[last..end]);
-    // Internal names back to what the query called them (for messages).
-    let tables = by_id.into_iter().map(|(id, t)| (t, id)).collect();
+    let tables = by_name.into_iter().map(|(n, t)| (t, n)).collect();
     Ok((out, tables))
 }
 

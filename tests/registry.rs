@@ -5,6 +5,7 @@ use catalog_plugin_auth as _;
 use catalog_plugin_core as _;
 use catalog_plugin_datastore as _;
 use catalog_plugin_dcat as _;
+use catalog_plugin_harvest as _;
 use catalog_plugin_legacy_api as _;
 use catalog_plugin_related as _;
 use catalog_plugin_schema as _;

@@ -11,6 +11,7 @@
 //!
 //! ```ignore
 //! let got = fetch::to_file(&app.config.catalog.fetch, url, &path).await?;
+//! let (got, body) = fetch::to_bytes(&config, url, &[("Accept", "text/turtle".into())]).await?;
 //! ```
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -105,9 +106,37 @@ fn v4_internal(ip: Ipv4Addr) -> bool {
         || o[0] >= 240 // reserved
 }
 
-/// Whether `allowed` (a host name, an address, or a CIDR range) admits this host or address.
-fn allowed_by(entry: &str, host: &str, ip: Option<IpAddr>) -> bool {
-    let entry = entry.trim();
+/// An allow-list entry split into its host part and its port, if it names one: `host:port`,
+/// `1.2.3.4:port` and `[v6]:port` do; a bare address (`::1`), a CIDR range or a host name do not.
+fn entry_port(entry: &str) -> (&str, Option<u16>) {
+    if entry.parse::<IpAddr>().is_ok() || entry.contains('/') {
+        return (entry, None);
+    }
+    if let Some(rest) = entry.strip_prefix('[') {
+        if let Some((host, port)) = rest.split_once("]:") {
+            if let Ok(p) = port.parse::<u16>() {
+                return (host, Some(p));
+            }
+        }
+        return (rest.trim_end_matches(']'), None);
+    }
+    match entry.rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') => match port.parse::<u16>() {
+            Ok(p) => (host, Some(p)),
+            Err(_) => (entry, None),
+        },
+        _ => (entry, None),
+    }
+}
+
+/// Whether `allowed` (a host name, an address, or a CIDR range, each optionally with a
+/// `:port`) admits this host or address on this port.
+fn allowed_by(entry: &str, host: &str, ip: Option<IpAddr>, port: u16) -> bool {
+    let (entry, entry_port) = entry_port(entry.trim());
+    if entry_port.is_some_and(|p| p != port) {
+        return false;
+    }
+    let host = host.trim_start_matches('[').trim_end_matches(']');
     if entry.eq_ignore_ascii_case(host) {
         return true;
     }
@@ -159,17 +188,22 @@ pub fn check_address(config: &FetchConfig, url: &str) -> Result<reqwest::Url, Fe
         .parse::<IpAddr>()
         .ok();
     if let Some(ip) = literal {
-        check_ip(config, &host, ip)?;
+        check_ip(
+            config,
+            &host,
+            ip,
+            parsed.port_or_known_default().unwrap_or(80),
+        )?;
     }
     Ok(parsed)
 }
 
-fn check_ip(config: &FetchConfig, host: &str, ip: IpAddr) -> Result<(), FetchError> {
+fn check_ip(config: &FetchConfig, host: &str, ip: IpAddr, port: u16) -> Result<(), FetchError> {
     if is_internal(ip)
         && !config
             .allowed_hosts
             .iter()
-            .any(|a| allowed_by(a, host, Some(ip)))
+            .any(|a| allowed_by(a, host, Some(ip), port))
     {
         return Err(FetchError::Refused(format!(
             "The address {host} ({ip}) is internal and is not fetched (catalog.fetch.allowed_hosts)"
@@ -198,7 +232,7 @@ async fn resolve(config: &FetchConfig, url: &reqwest::Url) -> Result<Vec<SocketA
         return Err(FetchError::Failed(format!("{host} has no address")));
     }
     for a in &addrs {
-        check_ip(config, &host, a.ip())?;
+        check_ip(config, &host, a.ip(), port)?;
     }
     Ok(addrs)
 }
@@ -206,6 +240,66 @@ async fn resolve(config: &FetchConfig, url: &reqwest::Url) -> Result<Vec<SocketA
 /// Fetches `url` into the file at `dest` (created or truncated), following the rules of this
 /// module. On an error the file may hold part of the body; the caller removes it.
 pub async fn to_file(config: &FetchConfig, url: &str, dest: &Path) -> Result<Fetched, FetchError> {
+    let mut body = open(config, url, &[]).await?;
+    let mut file = tokio::fs::File::create(dest)
+        .await
+        .map_err(|e| FetchError::Failed(e.to_string()))?;
+    while let Some(chunk) = body.chunk().await? {
+        file.write_all(&chunk)
+            .await
+            .map_err(|e| FetchError::Failed(e.to_string()))?;
+    }
+    file.flush()
+        .await
+        .map_err(|e| FetchError::Failed(e.to_string()))?;
+    Ok(body.fetched)
+}
+
+/// Fetches `url` into memory (at most `config.max_bytes`, counted after any `Content-Encoding`
+/// is undone, so a compressed bomb stops at the cap), sending the extra request `headers`
+/// (`Accept`, `Authorization` …). What the harvesters read their sources with.
+pub async fn to_bytes(
+    config: &FetchConfig,
+    url: &str,
+    headers: &[(&str, String)],
+) -> Result<(Fetched, Vec<u8>), FetchError> {
+    let mut body = open(config, url, headers).await?;
+    let mut out = Vec::new();
+    while let Some(chunk) = body.chunk().await? {
+        out.extend_from_slice(&chunk);
+    }
+    Ok((body.fetched, out))
+}
+
+/// A response whose headers passed the checks, read chunk by chunk within the size cap.
+struct Body {
+    resp: reqwest::Response,
+    fetched: Fetched,
+    limit: u64,
+}
+
+impl Body {
+    /// The next decoded chunk (gzip, deflate, brotli undone): the cap counts what a parser
+    /// would hold, not what crossed the wire.
+    async fn chunk(&mut self) -> Result<Option<bytes::Bytes>, FetchError> {
+        let Some(chunk) = self.resp.chunk().await.map_err(|e| classify(&e))? else {
+            return Ok(None);
+        };
+        self.fetched.size += chunk.len() as u64;
+        if self.fetched.size > self.limit {
+            return Err(FetchError::TooLarge { limit: self.limit });
+        }
+        Ok(Some(chunk))
+    }
+}
+
+/// The one fetch loop: addresses checked and pinned, redirects followed by hand, until a
+/// successful response whose announced length is within the cap.
+async fn open(
+    config: &FetchConfig,
+    url: &str,
+    headers: &[(&str, String)],
+) -> Result<Body, FetchError> {
     let started = Instant::now();
     let total = Duration::from_secs(config.total_timeout_secs.max(1));
     let mut current = check_address(config, url)?;
@@ -225,11 +319,11 @@ pub async fn to_file(config: &FetchConfig, url: &str, dest: &Path) -> Result<Fet
             .resolve_to_addrs(host.trim_start_matches('[').trim_end_matches(']'), &addrs)
             .build()
             .map_err(|e| FetchError::Failed(e.to_string()))?;
-        let mut resp = client
-            .get(current.clone())
-            .send()
-            .await
-            .map_err(|e| classify(&e))?;
+        let mut request = client.get(current.clone());
+        for (name, value) in headers {
+            request = request.header(*name, value);
+        }
+        let resp = request.send().await.map_err(|e| classify(&e))?;
         let status = resp.status();
         if status.is_redirection() {
             let location = resp
@@ -261,28 +355,14 @@ pub async fn to_file(config: &FetchConfig, url: &str, dest: &Path) -> Result<Fet
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let mut file = tokio::fs::File::create(dest)
-            .await
-            .map_err(|e| FetchError::Failed(e.to_string()))?;
-        let mut size: u64 = 0;
-        while let Some(chunk) = resp.chunk().await.map_err(|e| classify(&e))? {
-            size += chunk.len() as u64;
-            if size > config.max_bytes {
-                return Err(FetchError::TooLarge {
-                    limit: config.max_bytes,
-                });
-            }
-            file.write_all(&chunk)
-                .await
-                .map_err(|e| FetchError::Failed(e.to_string()))?;
-        }
-        file.flush()
-            .await
-            .map_err(|e| FetchError::Failed(e.to_string()))?;
-        return Ok(Fetched {
-            final_url: current.to_string(),
-            content_type,
-            size,
+        return Ok(Body {
+            resp,
+            fetched: Fetched {
+                final_url: current.to_string(),
+                content_type,
+                size: 0,
+            },
+            limit: config.max_bytes,
         });
     }
     Err(FetchError::Failed(format!(
@@ -353,22 +433,40 @@ mod tests {
             ..FetchConfig::default()
         };
         assert!(check_address(&allowing, "http://127.0.0.1:9000/x.csv").is_ok());
-        assert!(allowed_by("files.internal", "FILES.internal", None));
+        assert!(allowed_by("files.internal", "FILES.internal", None, 80));
         assert!(allowed_by(
             "10.0.0.0/8",
             "h",
-            Some("10.9.9.9".parse().unwrap())
+            Some("10.9.9.9".parse().unwrap()),
+            80
         ));
         assert!(!allowed_by(
             "10.0.0.0/8",
             "h",
-            Some("11.0.0.1".parse().unwrap())
+            Some("11.0.0.1".parse().unwrap()),
+            80
         ));
         assert!(allowed_by(
             "fd00::/8",
             "h",
-            Some("fd12::1".parse().unwrap())
+            Some("fd12::1".parse().unwrap()),
+            80
         ));
+        let lo = Some("127.0.0.1".parse().unwrap());
+        assert!(allowed_by("127.0.0.1:8080", "127.0.0.1", lo, 8080));
+        assert!(!allowed_by("127.0.0.1:8080", "127.0.0.1", lo, 8081));
+        assert!(allowed_by("localhost:8080", "localhost", lo, 8080));
+        assert!(!allowed_by("localhost:8080", "localhost", lo, 9));
+        let v6 = Some("::1".parse().unwrap());
+        assert!(allowed_by("[::1]:8080", "[::1]", v6, 8080));
+        assert!(!allowed_by("[::1]:8080", "[::1]", v6, 8081));
+        assert!(allowed_by("::1", "[::1]", v6, 1));
+        let port_allowing = FetchConfig {
+            allowed_hosts: vec!["127.0.0.1:9000".into()],
+            ..FetchConfig::default()
+        };
+        assert!(check_address(&port_allowing, "http://127.0.0.1:9000/x").is_ok());
+        assert!(check_address(&port_allowing, "http://127.0.0.1:9001/x").is_err());
     }
 
     #[tokio::test]

@@ -11,6 +11,7 @@
 pub mod authz;
 pub mod blocking;
 mod cache;
+pub mod cli;
 pub mod context;
 mod db;
 pub mod events;
@@ -26,6 +27,7 @@ pub mod plugin;
 pub mod registry;
 pub mod runtime;
 mod search_index;
+pub mod services;
 pub mod typed;
 pub mod validators;
 pub mod web;

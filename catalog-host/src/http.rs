@@ -387,6 +387,7 @@ pub async fn serve(app: AppState, listener: tokio::net::TcpListener) -> std::io:
         app.clone(),
         crate::workers::WorkerOptions::from_config(&app.config),
     );
+    let services = spawn_services(&app);
     let limits = crate::server::ServerLimits::from_config(&app.config.catalog.server);
     let router = router(app);
     let result = tokio::select! {
@@ -396,9 +397,43 @@ pub async fn serve(app: AppState, listener: tokio::net::TcpListener) -> std::io:
             Ok(())
         }
     };
+    services.stop().await;
     workers.shutdown().await;
     sync.abort();
     result
+}
+
+/// The enabled plugins' services, running.
+struct Services {
+    stop: tokio::sync::watch::Sender<bool>,
+    tasks: tokio::task::JoinSet<()>,
+}
+
+impl Services {
+    /// Asks every service to stop and waits for them (at most a few seconds each).
+    async fn stop(mut self) {
+        let _ = self.stop.send(true);
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            while self.tasks.join_next().await.is_some() {}
+        })
+        .await;
+        self.tasks.abort_all();
+    }
+}
+
+/// Starts every registered [`Service`](catalog_framework::services::Service).
+fn spawn_services(app: &AppState) -> Services {
+    let (stop, _) = tokio::sync::watch::channel(false);
+    let mut tasks = tokio::task::JoinSet::new();
+    for (name, service) in app
+        .registry
+        .extensions::<catalog_framework::services::ServiceRegistration>()
+    {
+        tracing::info!(service = %name, "service started");
+        let (service, app, rx) = (service.clone(), app.clone(), stop.subscribe());
+        tasks.spawn(async move { service.run(app, rx).await });
+    }
+    Services { stop, tasks }
 }
 
 #[cfg(test)]

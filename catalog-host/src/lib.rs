@@ -28,7 +28,7 @@ pub use http::{router, serve};
 pub use indexer::{spawn_background_sync, CheckReport, SearchService};
 pub use openapi::document as openapi_document;
 pub use server::{serve as serve_router, ServerLimits};
-pub use workers::{shutdown_signal, WorkerOptions, WorkerPool};
+pub use workers::{shutdown_signal, HostWorkers, WorkerOptions, WorkerPool};
 
 /// Builds the application: frozen registry, connected and migrated store, and a search
 /// index brought up to the store before it returns.

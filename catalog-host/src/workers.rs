@@ -101,6 +101,29 @@ impl WorkerPool {
     }
 }
 
+/// The host's [`WorkerSpawner`](catalog_framework::cli::WorkerSpawner): what a plugin's
+/// command runs jobs in the foreground with.
+pub struct HostWorkers;
+
+impl catalog_framework::cli::WorkerSpawner for HostWorkers {
+    fn spawn(
+        &self,
+        app: AppState,
+        workers: usize,
+    ) -> Box<dyn catalog_framework::cli::RunningWorkers> {
+        let mut opts = WorkerOptions::from_config(&app.config);
+        opts.workers = workers.max(1);
+        Box::new(WorkerPool::spawn(app, opts))
+    }
+}
+
+#[async_trait::async_trait]
+impl catalog_framework::cli::RunningWorkers for WorkerPool {
+    async fn stop(self: Box<Self>) {
+        (*self).shutdown().await;
+    }
+}
+
 /// This process's worker name: host, pid and a random part (a restarted process with a
 /// reused pid is another worker).
 fn worker_name() -> String {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use catalog_framework::prelude::AppState;
 use catalog_framework::prelude::Config;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -14,6 +14,15 @@ use clap::{Parser, Subcommand};
     about = "A CKAN-compatible open-data catalog"
 )]
 struct Cli {
+    #[command(flatten)]
+    globals: Globals,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The options every subcommand takes, the plugins' too.
+#[derive(clap::Args)]
+struct Globals {
     /// TOML configuration file (keys as `catalog.site_url = "…"`).
     #[arg(long, global = true, env = "CATALOG_CONFIG")]
     config: Option<PathBuf>,
@@ -32,8 +41,6 @@ struct Cli {
     /// registry at start-up). `RUST_LOG` overrides both.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
-    #[command(subcommand)]
-    command: Command,
 }
 
 #[derive(Subcommand)]
@@ -161,17 +168,41 @@ enum TokenCommand {
 }
 
 pub(crate) fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+    // Plugins' subcommands (`catalog harvest …`) join the built-in ones before parsing.
+    let plugin_commands = catalog_framework::cli::linked_commands();
+    let mut parser = Cli::command();
+    for (_, c) in &plugin_commands {
+        parser = parser.subcommand(c.command());
+    }
+    let matches = parser.get_matches();
+    let plugin = matches.subcommand().and_then(|(name, args)| {
+        plugin_commands
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(n, _)| (*n, args.clone()))
+    });
+    let (globals, command) = match plugin {
+        Some((name, args)) => (
+            Globals::from_arg_matches(&matches)?,
+            Invocation::Plugin(name, args),
+        ),
+        None => {
+            let cli = Cli::from_arg_matches(&matches)?;
+            (cli.globals, Invocation::BuiltIn(cli.command))
+        }
+    };
     // `serve` and `jobs worker` log INFO (one line of registered plugins, then "listening");
     // an admin command prints its own output and logs warnings only, unless asked with -v.
     let serving = matches!(
-        cli.command,
-        Command::Serve { .. }
-            | Command::Jobs {
-                command: JobsCommand::Worker { .. }
-            }
+        command,
+        Invocation::BuiltIn(
+            Command::Serve { .. }
+                | Command::Jobs {
+                    command: JobsCommand::Worker { .. }
+                }
+        )
     );
-    let level = match (cli.verbose, serving) {
+    let level = match (globals.verbose, serving) {
         (0, false) => "warn",
         (0, true) | (1, _) => "info",
         _ => "debug",
@@ -193,29 +224,64 @@ pub(crate) fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(run(cli))
+    runtime.block_on(async move {
+        match command {
+            Invocation::BuiltIn(command) => run(globals, command).await,
+            Invocation::Plugin(name, args) => run_plugin(globals, name, &args).await,
+        }
+    })
 }
 
-async fn app(cli: &Cli) -> anyhow::Result<AppState> {
-    let config = Config::load(cli.config.as_deref())?;
-    std::fs::create_dir_all(&cli.data_dir)?;
-    let url = cli
+/// What the command line asks for: a built-in command or a plugin's.
+enum Invocation {
+    BuiltIn(Command),
+    Plugin(&'static str, clap::ArgMatches),
+}
+
+/// Runs a plugin's subcommand, when its plugin is enabled.
+async fn run_plugin(
+    globals: Globals,
+    name: &'static str,
+    args: &clap::ArgMatches,
+) -> anyhow::Result<()> {
+    let app = app(&globals, false).await?;
+    let command = app
+        .registry
+        .extensions::<catalog_framework::cli::CliCommandRegistration>()
+        .get(name)
+        .cloned()
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "`catalog {name}` belongs to a plugin that is not enabled (catalog.plugins)"
+            )
+        })?;
+    let cx = catalog_framework::cli::CliContext {
+        app: &app,
+        workers: &catalog_host::HostWorkers,
+    };
+    command.run(&cx, args).await
+}
+
+async fn app(globals: &Globals, serving: bool) -> anyhow::Result<AppState> {
+    let config = Config::load(globals.config.as_deref())?;
+    std::fs::create_dir_all(&globals.data_dir)?;
+    let url = globals
         .database_url
         .clone()
-        .unwrap_or_else(|| catalog_framework::store::Store::sqlite_url_in(&cli.data_dir));
+        .unwrap_or_else(|| catalog_framework::store::Store::sqlite_url_in(&globals.data_dir));
     // A server fills an empty index while it serves (a node joining a deployment); a command
     // has it filled before it runs.
-    let index_start = if matches!(cli.command, Command::Serve { .. }) {
+    let index_start = if serving {
         catalog_host::IndexStart::WhileServing
     } else {
         catalog_host::IndexStart::Blocking
     };
-    catalog_host::build_app_with(config, &url, cli.data_dir.clone(), index_start).await
+    catalog_host::build_app_with(config, &url, globals.data_dir.clone(), index_start).await
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
-    let app = app(&cli).await?;
-    match cli.command {
+async fn run(globals: Globals, command: Command) -> anyhow::Result<()> {
+    let app = app(&globals, matches!(command, Command::Serve { .. })).await?;
+    match command {
         Command::Serve { bind } => {
             let listener = tokio::net::TcpListener::bind(bind).await?;
             // The bound address (a port of 0 picks a free one): tests and scripts read it here.

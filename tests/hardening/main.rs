@@ -8,6 +8,7 @@ mod concurrency;
 mod crash;
 mod datastore_load;
 mod fuzz;
+mod harvest_crash;
 mod http_layer;
 mod limits;
 mod support;

@@ -519,9 +519,10 @@ impl Writer<'_, '_> {
             d.get("organization").and_then(Value::as_object),
             self.cx.organization_uri(d),
         ) {
+            // `foaf:Agent` only, as ckanext-dcat types it (and as the flat `publisher_*` keys a
+            // harvester reads it back into are written), so the graph survives a round trip.
             let a: NamedOrBlankNode = iri(&uri).into();
             self.g.add_type(&a, "foaf:Agent");
-            self.g.add_type(&a, "foaf:Organization");
             if let Some(name) = field_str(org, &["title", "name"]) {
                 self.add(&a, "foaf:name", lit(&name));
             }

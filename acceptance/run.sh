@@ -96,6 +96,7 @@ CATALOG__SITE_URL="$CKAN_URL" \
     CATALOGEXT__DCAT__DATASETS_PER_PAGE=5 \
     CATALOGEXT__DCAT__ENABLE_CONTENT_NEGOTIATION=true \
     CATALOG__DATASTORE__SQLSEARCH__ENABLED=true \
+    CATALOG__HARVEST__ALLOW_HOSTS="[127.0.0.1:$PORT]" \
     "$CATALOG_BIN" --data-dir "$TMP/data" serve --bind "127.0.0.1:$PORT" \
     >"$TMP/server.log" 2>&1 &
 SERVER_PID=$!
@@ -151,6 +152,11 @@ CKAN_URL="$CKAN_URL" \
     CKAN_SYSADMIN_TOKEN="$CKAN_SYSADMIN_TOKEN" \
     CKAN_OUTSIDER_TOKEN="$CKAN_OUTSIDER_TOKEN" \
     "$VENV/bin/python" "$ROOT/acceptance/ckanapi_datastore.py" || status=$?
+echo "acceptance: harvesting (ckanapi; the server harvests its own RDF and Action API)"
+CKAN_URL="$CKAN_URL" \
+    CKAN_SYSADMIN_TOKEN="$CKAN_SYSADMIN_TOKEN" \
+    CKAN_OUTSIDER_TOKEN="$CKAN_OUTSIDER_TOKEN" \
+    "$VENV/bin/python" "$ROOT/acceptance/ckanapi_harvest.py" || status=$?
 echo "acceptance: the legacy API v1/v2, as an old plain-HTTP script"
 CKAN_URL="$CKAN_URL" \
     CKAN_SYSADMIN_TOKEN="$CKAN_SYSADMIN_TOKEN" \

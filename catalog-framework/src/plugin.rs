@@ -104,6 +104,14 @@ pub trait Plugin: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Queues of this plugin's background jobs that get workers of their own in
+    /// `catalog serve` (name, number of workers), so that its jobs neither wait behind the
+    /// `default` queue's nor hold them up. None by default. With `catalog.jobs.workers = 0` the
+    /// server runs no worker at all, these included (`catalog jobs worker <queue> …` does).
+    fn worker_queues(&self) -> Vec<(&'static str, usize)> {
+        Vec::new()
+    }
+
     /// Runs once the app is built and migrated, before the server accepts requests.
     async fn start(&self, _app: &AppState) -> anyhow::Result<()> {
         Ok(())

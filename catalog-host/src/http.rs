@@ -383,10 +383,26 @@ fn html_escape(s: &str) -> String {
 /// and give back those that did not, then this returns.
 pub async fn serve(app: AppState, listener: tokio::net::TcpListener) -> std::io::Result<()> {
     let sync = crate::indexer::spawn_background_sync(app.clone());
-    let workers = crate::workers::WorkerPool::spawn(
-        app.clone(),
-        crate::workers::WorkerOptions::from_config(&app.config),
-    );
+    let options = crate::workers::WorkerOptions::from_config(&app.config);
+    let mut pools = Vec::new();
+    if options.workers > 0 {
+        // Plugins' own queues get workers of their own (the harvest's pages do not wait
+        // behind the DataStore loads its datasets start, nor hold them up).
+        for plugin in app.registry.plugin_set().iter() {
+            for (queue, workers) in plugin.worker_queues() {
+                pools.push(crate::workers::WorkerPool::spawn(
+                    app.clone(),
+                    crate::workers::WorkerOptions {
+                        queues: vec![queue.to_string()],
+                        workers,
+                        burst: false,
+                        max_idle: None,
+                    },
+                ));
+            }
+        }
+    }
+    let workers = crate::workers::WorkerPool::spawn(app.clone(), options);
     let services = spawn_services(&app);
     let limits = crate::server::ServerLimits::from_config(&app.config.catalog.server);
     let router = router(app);
@@ -398,6 +414,9 @@ pub async fn serve(app: AppState, listener: tokio::net::TcpListener) -> std::io:
         }
     };
     services.stop().await;
+    for pool in pools {
+        pool.shutdown().await;
+    }
     workers.shutdown().await;
     sync.abort();
     result

@@ -109,10 +109,15 @@ impl catalog_framework::cli::WorkerSpawner for HostWorkers {
     fn spawn(
         &self,
         app: AppState,
+        queues: Vec<String>,
         workers: usize,
     ) -> Box<dyn catalog_framework::cli::RunningWorkers> {
-        let mut opts = WorkerOptions::from_config(&app.config);
-        opts.workers = workers.max(1);
+        let opts = WorkerOptions {
+            queues,
+            workers: workers.max(1),
+            burst: false,
+            max_idle: None,
+        };
         Box::new(WorkerPool::spawn(app, opts))
     }
 }

@@ -33,6 +33,7 @@ async fn finished(server: &Server, id: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn kill_9_during_a_harvest_resumes_without_duplicates() {
     for kind in stores().await {
+        let t0 = Instant::now();
         let a = Server::start(kind, &[]).await;
         a.ok("organization_create", json!({"name": "remote-org"}))
             .await;
@@ -45,6 +46,7 @@ async fn kill_9_during_a_harvest_resumes_without_duplicates() {
             )
             .await;
         }
+        eprintln!("{kind}: source filled after {:?}", t0.elapsed());
         let mut b = Server::start(
             kind,
             &[
@@ -84,9 +86,11 @@ async fn kill_9_during_a_harvest_resumes_without_duplicates() {
             assert!(started.elapsed() < Duration::from_secs(120), "{kind}: {j}");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        eprintln!("{kind}: killed after {:?}", t0.elapsed());
         b.kill9();
         b.restart().await;
         let j = finished(&b, &id).await;
+        eprintln!("{kind}: finished after {:?}", t0.elapsed());
         assert_eq!(j["stats"]["added"], DATASETS, "{kind}: {j}");
         assert_eq!(j["stats"]["errored"], 0, "{kind}: {j}");
         assert_eq!(j["gather_error_summary"], json!([]), "{kind}: {j}");
@@ -113,6 +117,7 @@ async fn kill_9_during_a_harvest_resumes_without_duplicates() {
             .unwrap()
             .to_string();
         let j = finished(&b, &again).await;
+        eprintln!("{kind}: second run finished after {:?}", t0.elapsed());
         assert_eq!(j["stats"]["added"], 0, "{kind}: {j}");
         assert_eq!(j["stats"]["updated"], 0, "{kind}: {j}");
     }

@@ -206,7 +206,7 @@ async fn run(
     }
     let workers = cx
         .workers
-        .spawn(app.clone(), app.config.catalog.jobs.workers.max(1));
+        .spawn(app.clone(), vec![crate::run::QUEUE.to_string()], 1);
     let bar = indicatif::ProgressBar::new_spinner();
     bar.set_style(indicatif::ProgressStyle::with_template(
         "{elapsed_precise} {spinner} {msg}",

@@ -59,6 +59,10 @@ impl Plugin for HarvestPlugin {
         setup.insert(HarvestSettings::from_config(setup.config)?);
         Ok(())
     }
+
+    fn worker_queues(&self) -> Vec<(&'static str, usize)> {
+        vec![(run::QUEUE, 1)]
+    }
 }
 
 /// The checked `catalog.harvest.*` settings.

@@ -27,6 +27,11 @@ use crate::harvester::{self, GatherContext, Harvester, Page, Record, Source};
 use crate::settings::HarvestSettings;
 use crate::store::{self, report, state, status, JobRow, ObjectRow};
 
+/// The queue of the harvest's jobs: `serve` gives it a worker of its own
+/// (`Plugin::worker_queues`), so pages do not wait behind the DataStore loads of the files
+/// they bring in.
+pub(crate) const QUEUE: &str = "harvest";
+
 /// The job kind of one page.
 pub(crate) const GATHER_JOB: &str = "harvest_gather";
 /// The job kind that ends a run.
@@ -52,7 +57,7 @@ pub(crate) async fn start(
 }
 
 fn page_options(source_name: &str, page: u64) -> JobOptions {
-    JobOptions::default().with_title(format!("Harvest {source_name}: page {}", page + 1))
+    JobOptions::queue(QUEUE).with_title(format!("Harvest {source_name}: page {}", page + 1))
 }
 
 /// The user harvests write as: `catalogext.harvest.user_name`, else the site user.
@@ -388,7 +393,7 @@ async fn advance(
             &mut tx,
             &catalog_framework::store::NewJob {
                 id: &catalog_framework::store::new_id(),
-                queue: catalog_framework::store::DEFAULT_QUEUE,
+                queue: QUEUE,
                 kind: GATHER_JOB,
                 title: Some(&format!("Harvest {source_name}: page {}", page + 1)),
                 payload: &payload,
@@ -429,7 +434,7 @@ async fn end_walk(run: &Run, paging: &PagingState, error: Option<&str>) -> anyho
         &app,
         FINISH_JOB,
         json!({"job_id": job_id}),
-        JobOptions::default().with_title(format!("Harvest {}: finish", run.source_name)),
+        JobOptions::queue(QUEUE).with_title(format!("Harvest {}: finish", run.source_name)),
     )
     .await
     .map_err(|e| anyhow::anyhow!("{}", e.to_error_object()))?;

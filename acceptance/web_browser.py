@@ -347,6 +347,30 @@ def run():
                          headers={"Authorization": ADMIN}, timeout=30)
     r.eq("purging from the trash removes the dataset", gone.status_code, 404)
 
+    # --- the harvest pages: a source reading this site's own RDF, run from its page
+    r.section = "harvest"
+    src = api("harvest_source_create", name="browser-harvest", title="Browser Harvest Source",
+              url=f"{URL}/catalog.ttl?fq=organization:browser-org", source_type="dcat_rdf",
+              owner_org=org["id"], notes="Reads this *site's* own catalog.")
+    visit("/harvest", "harvest-sources")
+    visit("/harvest/browser-harvest", "harvest-source")
+    go("/harvest/browser-harvest")
+    click(driver.find_element(By.XPATH, "//main//button[normalize-space()='Harvest now']"))
+    import time
+    job = {}
+    for _ in range(120):
+        jobs = api("harvest_job_list", source_id=src["id"])
+        job = jobs[0] if jobs else {}
+        if job.get("status") == "Finished":
+            break
+        time.sleep(0.5)
+    r.eq("the harvest started from the page finishes", job.get("status"), "Finished")
+    r.check("it added the organization's datasets", job.get("stats", {}).get("added", 0) > 0, job)
+    visit("/harvest/browser-harvest", "harvest-source-run")
+    visit(f"/harvest/browser-harvest/job/{job.get('id')}", "harvest-job")
+    go(f"/harvest/browser-harvest/job/{job.get('id')}")
+    r.check("the job report shows its statistics", "Job report" in text() and "Added" in text(), text()[:400])
+
 
 try:
     run()

@@ -30,8 +30,7 @@ pub struct CliContext<'a> {
 /// Starts background job workers in this process (the host's worker pool).
 pub trait WorkerSpawner: Send + Sync {
     /// Starts `workers` workers on `queues` (the first emptied first).
-    fn spawn(&self, app: AppState, queues: Vec<String>, workers: usize)
-        -> Box<dyn RunningWorkers>;
+    fn spawn(&self, app: AppState, queues: Vec<String>, workers: usize) -> Box<dyn RunningWorkers>;
 }
 
 /// Workers started by a [`WorkerSpawner`].

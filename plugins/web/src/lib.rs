@@ -11,6 +11,7 @@
 
 mod admin;
 mod forms;
+mod harvest;
 mod i18n;
 mod pages;
 mod publish;

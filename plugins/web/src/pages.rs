@@ -109,6 +109,22 @@ pub(crate) const BUILT_IN: &[(&str, &str)] = &[
         "snippets/pagination.html",
         include_str!("../templates/snippets/pagination.html"),
     ),
+    (
+        "harvest/index.html",
+        include_str!("../templates/harvest/index.html"),
+    ),
+    (
+        "harvest/read.html",
+        include_str!("../templates/harvest/read.html"),
+    ),
+    (
+        "harvest/stats.html",
+        include_str!("../templates/harvest/stats.html"),
+    ),
+    (
+        "harvest/job.html",
+        include_str!("../templates/harvest/job.html"),
+    ),
 ];
 
 /// The templates the pages render (each is loaded at start-up, so a broken theme is found
@@ -134,6 +150,9 @@ pub(crate) const TEMPLATES: &[&str] = &[
     "organization/read.html",
     "group/index.html",
     "group/read.html",
+    "harvest/index.html",
+    "harvest/read.html",
+    "harvest/job.html",
 ];
 
 /// Messages the code passes to templates (facet titles, sort names, errors, activity types):
@@ -177,6 +196,8 @@ pub(crate) const MESSAGES: &[&str] = &[
     "new group",
     "changed group",
     "deleted group",
+    "Harvest source not found",
+    "Harvest job not found",
 ];
 
 /// The facets of the search pages, with their titles.
@@ -205,11 +226,13 @@ const MAX_PAGE: usize = 500;
 const SITEMAP_URLS: usize = 10_000;
 
 pub(crate) fn routes() -> Router<AppState> {
-    let mut r = crate::admin::routes(crate::publish::routes(crate::user::routes(Router::new())))
-        .route("/robots.txt", get(robots))
-        .route("/sitemap.xml", get(sitemap_index))
-        .route("/sitemap/{file}", get(sitemap_file))
-        .route("/static/web/catalog.css", get(stylesheet));
+    let mut r = crate::harvest::routes(crate::admin::routes(crate::publish::routes(
+        crate::user::routes(Router::new()),
+    )))
+    .route("/robots.txt", get(robots))
+    .route("/sitemap.xml", get(sitemap_index))
+    .route("/sitemap/{file}", get(sitemap_file))
+    .route("/static/web/catalog.css", get(stylesheet));
     for p in i18n::prefixes() {
         r = r
             .route(&format!("{p}/dataset/"), get(search))

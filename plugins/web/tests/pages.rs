@@ -5,6 +5,7 @@ use catalog_plugin_activity as _;
 use catalog_plugin_auth as _;
 use catalog_plugin_core as _;
 use catalog_plugin_dcat as _;
+use catalog_plugin_harvest as _;
 use catalog_plugin_schema as _;
 use catalog_plugin_search_postgres as _;
 use catalog_plugin_search_tantivy as _;
@@ -14,7 +15,7 @@ use catalog_plugin_web as _;
 mod common;
 
 use catalog_host::testkit::{stores, StoreKind, TestServer};
-use common::{client, csrf_token, set_cookie};
+use common::{client, csrf_token, set_cookie, Browser};
 use reqwest::header::{ACCEPT, ACCEPT_LANGUAGE, ETAG, IF_NONE_MATCH, LAST_MODIFIED};
 use reqwest::StatusCode;
 use serde_json::json;
@@ -25,6 +26,12 @@ async fn server(kind: StoreKind) -> TestServer {
             .catalogext
             .values
             .insert("dcat".into(), json!({"enable_content_negotiation": true}));
+        // The harvest pages' source reads a port nothing listens on.
+        config
+            .catalog
+            .other
+            .insert("harvest".into(), json!({"allow_hosts": ["127.0.0.1"]}));
+        config.catalog.jobs.poll_interval_ms = 100;
     })
     .await;
     s.ok(
@@ -643,5 +650,116 @@ async fn log_in_make_a_token_use_it_revoke_it_log_out() {
             .await
             .unwrap();
         assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS, "{kind}");
+    }
+}
+
+/// The harvest pages: the list, a source's page (its jobs and "Harvest now" for those who may
+/// run it, a form that needs the CSRF token and makes a job), a job's report; a private
+/// source stays hidden; an unknown source is a 404 page.
+#[tokio::test]
+async fn harvest_pages() {
+    for kind in stores().await {
+        let s = server(kind).await;
+        s.ok(
+            "harvest_source_create",
+            json!({"name": "city-feed", "title": "City <feed>", "url": "http://127.0.0.1:9/catalog.ttl",
+                   "source_type": "dcat_rdf", "owner_org": "water-board", "notes": "The *city's* catalog."}),
+        )
+        .await;
+        s.ok(
+            "harvest_source_create",
+            json!({"name": "hidden-feed", "url": "http://127.0.0.1:9/other.ttl", "private": true,
+                   "source_type": "dcat_rdf", "owner_org": "water-board"}),
+        )
+        .await;
+        let (status, page) = get(&s, "/harvest").await;
+        assert_eq!(status, StatusCode::OK, "{kind}");
+        assert!(page.contains("City &lt;feed&gt;"), "{kind}: escaped title");
+        assert!(
+            !page.contains("hidden-feed"),
+            "{kind}: a private source is not listed"
+        );
+        let (status, page) = get(&s, "/harvest/city-feed").await;
+        assert_eq!(status, StatusCode::OK, "{kind}");
+        assert!(
+            page.contains("<em>city's</em>"),
+            "{kind}: notes as Markdown"
+        );
+        assert!(
+            page.contains("This source has not been harvested yet."),
+            "{kind}"
+        );
+        assert!(
+            !page.contains("Harvest now"),
+            "{kind}: anonymous visitors cannot run it"
+        );
+        let (status, _) = get(&s, "/harvest/hidden-feed").await;
+        assert_eq!(
+            status,
+            StatusCode::NOT_FOUND,
+            "{kind}: as a private dataset's page"
+        );
+        let (status, page) = get(&s, "/harvest/no-such-source").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{kind}");
+        assert!(page.contains("Harvest source not found"), "{kind}");
+        let (_, page) = get_with(&s, "/harvest/city-feed", (ACCEPT_LANGUAGE.as_str(), "de")).await;
+        assert!(
+            page.contains("Diese Quelle wurde noch nicht geharvestet."),
+            "{kind}"
+        );
+
+        let admin = Browser::logged_in(&s, "admin").await;
+        let page = admin.text("/harvest/city-feed").await;
+        assert!(page.contains("Harvest now"), "{kind}");
+        // Without the token: refused, no job.
+        let r = admin
+            .c
+            .post(format!("{}/harvest/refresh/city-feed", s.base_url))
+            .header("Cookie", &admin.cookies)
+            .form(&[("x", "y")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::FORBIDDEN, "{kind}");
+        let status = s
+            .ok("harvest_source_show_status", json!({"id": "city-feed"}))
+            .await;
+        assert_eq!(status["job_count"], 0, "{kind}");
+        let r = admin
+            .post("/harvest/city-feed", "/harvest/refresh/city-feed", &[])
+            .await;
+        assert_eq!(r.status(), StatusCode::SEE_OTHER, "{kind}");
+        assert_eq!(r.headers()["location"], "/harvest/city-feed", "{kind}");
+        let job = s
+            .ok("harvest_job_list", json!({"source_id": "city-feed"}))
+            .await;
+        let job_id = job[0]["id"].as_str().unwrap().to_string();
+        // The job fails (nothing listens on port 9): its report says why.
+        for _ in 0..100 {
+            let j = s.ok("harvest_job_show", json!({"id": job_id})).await;
+            if j["status"] == "Finished" {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let page = admin
+            .text(&format!("/harvest/city-feed/job/{job_id}"))
+            .await;
+        assert!(page.contains("Job report"), "{kind}");
+        assert!(
+            page.contains("Could not get content from"),
+            "{kind}: {page}"
+        );
+        let page = admin.text("/harvest/city-feed").await;
+        assert!(
+            page.contains(&format!("/harvest/city-feed/job/{job_id}")),
+            "{kind}"
+        );
+        let (status, _) = get(&s, &format!("/harvest/city-feed/job/{job_id}")).await;
+        assert_eq!(
+            status,
+            StatusCode::NOT_FOUND,
+            "{kind}: jobs are for the source's editors"
+        );
     }
 }

@@ -350,7 +350,9 @@ def run():
     # --- the harvest pages: a source reading this site's own RDF, run from its page
     r.section = "harvest"
     src = api("harvest_source_create", name="browser-harvest", title="Browser Harvest Source",
-              url=f"{URL}/catalog.ttl?fq=organization:browser-org", source_type="dcat_rdf",
+              # /catalog.rdf: the ckanapi harvest script (same server) holds /catalog.ttl, and
+              # source urls are unique without their query string, as in ckanext-harvest
+              url=f"{URL}/catalog.rdf?fq=organization:browser-org", source_type="dcat_rdf",
               owner_org=org["id"], notes="Reads this *site's* own catalog.")
     visit("/harvest", "harvest-sources")
     visit("/harvest/browser-harvest", "harvest-source")

@@ -90,9 +90,9 @@ for case in $CASES; do
     B_PID=$!; wait_up "$B_URL"
     post "$B_URL" "$B_TOKEN" organization_create '{"name": "mirror"}' >/dev/null
     case "$case" in
-        ckan100) SRC="{\"name\": \"a\", \"url\": \"$A_URL\", \"source_type\": \"ckan\", \"owner_org\": \"mirror\", \"config\": \"{\\\"rows\\\": 100}\"}" ;;
-        ckan1000) SRC="{\"name\": \"a\", \"url\": \"$A_URL\", \"source_type\": \"ckan\", \"owner_org\": \"mirror\", \"config\": \"{\\\"rows\\\": 1000}\"}" ;;
-        rdf) SRC="{\"name\": \"a\", \"url\": \"$A_URL/catalog.ttl\", \"source_type\": \"dcat_rdf\", \"owner_org\": \"mirror\"}" ;;
+        ckan100) SRC="{\"name\": \"source-a\", \"url\": \"$A_URL\", \"source_type\": \"ckan\", \"owner_org\": \"mirror\", \"config\": \"{\\\"rows\\\": 100}\"}" ;;
+        ckan1000) SRC="{\"name\": \"source-a\", \"url\": \"$A_URL\", \"source_type\": \"ckan\", \"owner_org\": \"mirror\", \"config\": \"{\\\"rows\\\": 1000}\"}" ;;
+        rdf) SRC="{\"name\": \"source-a\", \"url\": \"$A_URL/catalog.ttl\", \"source_type\": \"dcat_rdf\", \"owner_org\": \"mirror\"}" ;;
         *) log "unknown case $case"; exit 2 ;;
     esac
     SOURCE_ID="$(post "$B_URL" "$B_TOKEN" harvest_source_create "$SRC" | field id)"

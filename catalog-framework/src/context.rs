@@ -87,6 +87,11 @@ pub struct ActionContext {
     /// sysadmin (the web's two-stage creation makes a draft and then activates it); set only
     /// by internal callers, never from HTTP.
     pub allow_state_change: bool,
+    /// A background job's bulk write (a harvest's batch of datasets): no caller reads right
+    /// after it, so the commit hooks that only serve read-your-writes (the search index's sync)
+    /// are skipped, and the host's periodic sync applies many such writes at once. Set only by
+    /// internal callers, never from HTTP.
+    pub background: bool,
     pub uploads: Vec<Upload>,
     /// True once a write action ran: the call then needs a transaction.
     write: bool,
@@ -113,6 +118,7 @@ impl ActionContext {
             ignore_auth: false,
             fill_caches: true,
             allow_state_change: false,
+            background: false,
             uploads: Vec::new(),
             write: false,
             depth: 0,
@@ -482,6 +488,7 @@ impl ActionContext {
         let ignore_auth = self.ignore_auth;
         let fill_caches = self.fill_caches;
         let allow_state_change = self.allow_state_change;
+        let background = self.background;
         let uploads = self.uploads.clone();
         let mut ctx = self;
         let mut attempt = 0u32;
@@ -512,6 +519,7 @@ impl ActionContext {
             ctx.ignore_auth = ignore_auth;
             ctx.fill_caches = fill_caches;
             ctx.allow_state_change = allow_state_change;
+            ctx.background = background;
             ctx.uploads = uploads.clone();
         }
     }
@@ -568,6 +576,9 @@ impl ActionContext {
             // answering (the host's indexer brings the index up to it: read-your-writes).
             drop(self._write_guard.take());
             for hook in &self.app.commit_hooks {
+                if self.background && hook.read_your_writes() {
+                    continue;
+                }
                 if let Err(e) = hook.after_write_commit(&self.app).await {
                     tracing::error!(action, hook = hook.name(), error = %e, "a commit hook failed; the write stands");
                 }

@@ -74,4 +74,13 @@ pub trait CommitHook: Send + Sync + 'static {
 
     /// A name for the log.
     fn name(&self) -> &'static str;
+
+    /// Whether the hook only brings derived state up to date for the caller's next read
+    /// (read-your-writes): a background write ([`ActionContext::background`]) skips such a
+    /// hook, and the host's periodic sync catches up with it.
+    ///
+    /// [`ActionContext::background`]: crate::context::ActionContext::background
+    fn read_your_writes(&self) -> bool {
+        false
+    }
 }

@@ -128,6 +128,12 @@ impl CommitHook for IndexOnCommit {
     fn name(&self) -> &'static str {
         "search index sync (the outbox keeps the change)"
     }
+
+    fn read_your_writes(&self) -> bool {
+        // The background sync (every 2 s, or the feed's poll) applies what a background
+        // write left in the outbox.
+        true
+    }
 }
 
 impl SearchService {

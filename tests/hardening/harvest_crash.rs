@@ -122,3 +122,63 @@ async fn kill_9_during_a_harvest_resumes_without_duplicates() {
         assert_eq!(j["stats"]["updated"], 0, "{kind}: {j}");
     }
 }
+
+/// `catalog harvest …` beside a running server: a dry run says what a run would do and writes
+/// nothing, `run --source` runs the job in the foreground to its end, `sources` and `jobs` list
+/// them, `abort` and `purge-history` answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_harvest_command_runs_sources_in_the_foreground() {
+    for kind in stores().await {
+        let a = Server::start(kind, &[]).await;
+        a.ok("organization_create", json!({"name": "remote-org"}))
+            .await;
+        for i in 0..30 {
+            a.ok(
+                "package_create",
+                json!({"name": format!("cli-{i:02}"), "owner_org": "remote-org"}),
+            )
+            .await;
+        }
+        let b = Server::start(kind, &[("CATALOG__HARVEST__ALLOW_HOSTS", "[127.0.0.1]")]).await;
+        b.ok("organization_create", json!({"name": "mirror"})).await;
+        b.ok(
+            "harvest_source_create",
+            json!({"name": "remote", "url": a.base, "source_type": "ckan",
+                   "owner_org": "mirror", "config": "{\"rows\": 7}"}),
+        )
+        .await;
+        let dry = b.cli(&["harvest", "run", "--source", "remote", "--dry-run"]);
+        let report: serde_json::Value = serde_json::from_str(&dry).expect("a JSON report");
+        assert_eq!(report["would_add"], 30, "{kind}: {dry}");
+        assert_eq!(
+            report["pages"], 6,
+            "{kind}: five pages of datasets, then an empty one: {dry}"
+        );
+        let count = b.ok("package_search", json!({"rows": 0})).await;
+        assert_eq!(count["count"], 0, "{kind}: a dry run writes nothing");
+
+        let (ok, out) = b.cli_status(&["harvest", "run", "--source", "remote"]);
+        assert!(ok, "{kind}: {out}");
+        let jobs = b
+            .ok("harvest_job_list", json!({"source_id": "remote"}))
+            .await;
+        assert_eq!(jobs[0]["status"], "Finished", "{kind}: {jobs}");
+        assert_eq!(jobs[0]["stats"]["added"], 30, "{kind}: {jobs}");
+        let found = b.ok("package_search", json!({"rows": 0})).await;
+        assert_eq!(found["count"], 30, "{kind}: the index caught up: {found}");
+
+        let sources = b.cli(&["harvest", "sources"]);
+        assert!(
+            sources.contains("remote\tckan\tMANUAL\tactive"),
+            "{kind}: {sources}"
+        );
+        let listed = b.cli(&["harvest", "jobs", "--source", "remote"]);
+        assert!(listed.contains("Finished"), "{kind}: {listed}");
+        let (ok, out) = b.cli_status(&["harvest", "abort", "remote"]);
+        assert!(ok && out.contains("Finished"), "{kind}: {out}");
+        let purged = b.cli(&["harvest", "purge-history", "--older-than-days", "0"]);
+        assert!(purged.starts_with("Purged "), "{kind}: {purged}");
+        let (ok, out) = b.cli_status(&["harvest", "run", "--source", "no-such-source"]);
+        assert!(!ok && out.contains("no-such-source"), "{kind}: {out}");
+    }
+}

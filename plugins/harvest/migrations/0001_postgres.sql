@@ -57,9 +57,11 @@ CREATE TABLE harvest_object (
 );
 CREATE UNIQUE INDEX harvest_object_job_guid ON harvest_object (harvest_job_id, guid);
 CREATE UNIQUE INDEX harvest_object_current ON harvest_object (harvest_source_id, guid)
-    WHERE current;
+    WHERE current = TRUE;
 CREATE INDEX harvest_object_package ON harvest_object (package_id);
-CREATE INDEX harvest_object_source ON harvest_object (harvest_source_id);
+-- Every lookup of a source's record (its current object, the objects of a guid) goes through
+-- this one: without it, marking an import current scans the source's whole history.
+CREATE INDEX harvest_object_source_guid ON harvest_object (harvest_source_id, guid);
 
 CREATE TABLE harvest_gather_error (
     id TEXT PRIMARY KEY,

@@ -155,7 +155,9 @@ async fn call(app: &AppState, action: &str, params: Value) -> anyhow::Result<Val
 }
 
 async fn source_id(app: &AppState, name: &str) -> anyhow::Result<String> {
-    let s = call(app, "harvest_source_show", json!({"id": name})).await?;
+    let s = call(app, "harvest_source_show", json!({"id": name}))
+        .await
+        .map_err(|e| anyhow::anyhow!("harvest source {name:?}: {e}"))?;
     Ok(s["id"].as_str().unwrap_or_default().to_string())
 }
 
@@ -213,6 +215,7 @@ async fn run(
     )?);
     bar.enable_steady_tick(Duration::from_millis(200));
     let mut finished = Vec::new();
+    let mut ticks = 0u64;
     loop {
         let mut conn = app.store.pool.acquire().await?;
         let mut running = 0;
@@ -247,7 +250,13 @@ async fn run(
             break;
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
+        // No server may run beside this command: keep the search index near the store.
+        ticks += 1;
+        if ticks.is_multiple_of(10) {
+            crate::run::catch_up_derived_state(app).await;
+        }
     }
+    crate::run::catch_up_derived_state(app).await;
     bar.finish();
     workers.stop().await;
     let mut conn = app.store.pool.acquire().await?;

@@ -109,6 +109,7 @@ register_event_subscriber!("harvest", source::SourceSync);
 register_chained_action!("package_search", HideSources);
 register_job_handler!(run::GATHER_JOB, run::GatherPage);
 register_job_handler!(run::FINISH_JOB, run::FinishRun);
+register_job_handler!(run::CLEAR_JOB, run::ClearSource);
 catalog_framework::register_service!("harvest_scheduler", scheduler::Scheduler);
 catalog_framework::register_cli_command!("harvest", cli::HarvestCommand);
 

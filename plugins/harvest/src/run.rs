@@ -36,6 +36,8 @@ pub(crate) const QUEUE: &str = "harvest";
 pub(crate) const GATHER_JOB: &str = "harvest_gather";
 /// The job kind that ends a run.
 pub(crate) const FINISH_JOB: &str = "harvest_finish";
+/// The job kind that clears a big source (`harvest_source_clear`).
+pub(crate) const CLEAR_JOB: &str = "harvest_clear";
 
 /// Enqueues the first page of a job in the caller's transaction.
 pub(crate) async fn start(
@@ -663,6 +665,9 @@ async fn import_batch(run: &Run, user: &Principal, batch: &[Item]) -> CkanResult
     let mut ctx = ActionContext::new(run.app.clone(), Some(user.clone()));
     ctx.ignore_auth = true;
     ctx.allow_state_change = true;
+    // The search index takes the batches up a few at a time (the host's background sync):
+    // one index commit per batch would be most of a harvest's time.
+    ctx.background = true;
     let started = store::now();
     let (run, batch) = (run.clone(), batch.to_vec());
     ctx.run_write("harvest_import", move |ctx| {
@@ -995,6 +1000,8 @@ impl JobHandler for FinishRun {
             return Ok(json!({"skipped": "the harvest job is not running"}));
         };
         let deleted = delete_missing(&run).await?;
+        // The run's datasets are searchable when its job says Finished.
+        catch_up_derived_state(app).await;
         let id = run.job.id.clone();
         write(app, move |c| {
             Box::pin(async move { store::finish_job(c, &id).await })
@@ -1002,6 +1009,15 @@ impl JobHandler for FinishRun {
         .await?;
         tracing::info!(job = %run.job.id, source = %run.source_name, deleted, "harvest job finished");
         Ok(json!({"deleted": deleted}))
+    }
+}
+
+/// Runs the commit hooks the run's background writes skipped (the search index's sync).
+pub(crate) async fn catch_up_derived_state(app: &AppState) {
+    for hook in &app.commit_hooks {
+        if let Err(e) = hook.after_write_commit(app).await {
+            tracing::warn!(hook = hook.name(), error = %e, "catching up after a harvest failed; the background sync retries");
+        }
     }
 }
 
@@ -1061,6 +1077,7 @@ async fn delete_missing(run: &Run) -> anyhow::Result<usize> {
     for batch in doomed.chunks(run.settings.batch_size) {
         let mut ctx = ActionContext::new(app.clone(), Some(user.clone()));
         ctx.ignore_auth = true;
+        ctx.background = true;
         let batch: Vec<ObjectRow> = batch.iter().map(|o| (*o).clone()).collect();
         let n = batch.len();
         let job_id = job.id.clone();
@@ -1296,4 +1313,61 @@ pub(crate) async fn dry_run(
         "would_delete": if errors.is_empty() && policy == "delete" { missing } else { 0 },
         "errors": errors,
     }))
+}
+
+/// `harvest_clear`: purges a source's datasets a batch per transaction, then its history.
+pub(crate) struct ClearSource;
+
+#[async_trait]
+impl JobHandler for ClearSource {
+    fn timeout(&self) -> Option<Duration> {
+        Some(Duration::from_secs(6 * 3600))
+    }
+
+    async fn run(&self, app: &AppState, payload: &Value) -> anyhow::Result<Value> {
+        let source_id = payload["source_id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let user = harvest_user(app)
+            .await
+            .map_err(|e| anyhow::anyhow!("{}", e.to_error_object()))?;
+        let ids = {
+            let mut conn = app.store.pool.acquire().await?;
+            store::source_package_ids(&mut conn, &source_id).await?
+        };
+        let mut purged = 0usize;
+        for batch in ids.chunks(200) {
+            let batch = batch.to_vec();
+            let mut ctx = ActionContext::new(app.clone(), Some(user.clone()));
+            ctx.ignore_auth = true;
+            ctx.background = true;
+            let n = ctx
+                .run_write("harvest_clear", move |ctx| {
+                    Box::pin(async move {
+                        let mut n = 0;
+                        for id in &batch {
+                            if ctx.package_row(id).await?.is_none() {
+                                continue;
+                            }
+                            let mut p = Params::new();
+                            p.insert("id".into(), json!(id));
+                            ctx.call("dataset_purge", p).await?;
+                            n += 1;
+                        }
+                        Ok(json!(n))
+                    })
+                })
+                .await
+                .map_err(|e| anyhow::anyhow!("{}", e.to_error_object()))?;
+            purged += n.as_u64().unwrap_or(0) as usize;
+        }
+        let id = source_id.clone();
+        write(app, move |c| {
+            Box::pin(async move { store::clear_history(c, &id, false).await })
+        })
+        .await?;
+        catch_up_derived_state(app).await;
+        Ok(json!({"purged": purged}))
+    }
 }

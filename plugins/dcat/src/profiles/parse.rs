@@ -39,11 +39,12 @@ pub fn parse_dataset(g: &RdfGraph, node: &NamedOrBlankNode, dataset: &mut Map<St
     {
         dataset.insert("version".into(), json!(v));
     }
-    let tags: Vec<Value> =
-        r.g.values(s, &n("dcat:keyword"))
-            .into_iter()
-            .map(|k| json!({"name": k}))
-            .collect();
+    // RDF values are a set: sorted, so that parsing the same graph twice gives the same dict
+    // (a harvester compares them to skip unchanged records).
+    let mut keywords = r.g.values(s, &n("dcat:keyword"));
+    keywords.sort();
+    keywords.dedup();
+    let tags: Vec<Value> = keywords.into_iter().map(|k| json!({"name": k})).collect();
     if !tags.is_empty() {
         dataset.insert("tags".into(), Value::Array(tags));
     }
@@ -173,7 +174,10 @@ impl Extras {
             self.0.push((key.into(), v.into()));
         }
     }
-    fn list(&mut self, key: &str, vs: Vec<String>) {
+    /// A list extra, sorted (a set of RDF values has no order of its own).
+    fn list(&mut self, key: &str, mut vs: Vec<String>) {
+        vs.sort();
+        vs.dedup();
         if !vs.is_empty() {
             self.set(key, &Value::from(vs).to_string());
         }
@@ -181,7 +185,8 @@ impl Extras {
     fn json(&mut self, key: &str, v: Value) {
         self.set(key, &v.to_string());
     }
-    fn json_list(&mut self, key: &str, vs: Vec<Value>) {
+    fn json_list(&mut self, key: &str, mut vs: Vec<Value>) {
+        vs.sort_by_cached_key(|v| v.to_string());
         if !vs.is_empty() {
             self.json(key, Value::Array(vs));
         }
@@ -619,7 +624,9 @@ impl Reader<'_> {
                 self.node_text_of(&c, "spdx:algorithm"),
             );
         }
-        let langs = self.languages(d);
+        let mut langs = self.languages(d);
+        langs.sort();
+        langs.dedup();
         if !langs.is_empty() {
             m.insert("language".into(), Value::from(langs).to_string().into());
         }
@@ -628,7 +635,9 @@ impl Reader<'_> {
             ("dct:conformsTo", "conforms_to"),
             ("dcatap:applicableLegislation", "applicable_legislation"),
         ] {
-            let vs = self.node_texts(d, p);
+            let mut vs = self.node_texts(d, p);
+            vs.sort();
+            vs.dedup();
             if !vs.is_empty() {
                 m.insert(k.into(), Value::from(vs).to_string().into());
             }

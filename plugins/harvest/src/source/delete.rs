@@ -37,7 +37,8 @@ pub(crate) async fn harvest_source_delete(
 
 action_params! {
     /// Clear a harvest source: purge every dataset it ever harvested, and its jobs, objects
-    /// and errors. The source itself stays.
+    /// and errors. The source itself stays. A source with more than 1,000 datasets is cleared
+    /// by a background job (its datasets go a batch at a time).
     ///
     /// :rtype: dictionary with the source's `id`
     pub struct HarvestSourceClearParams {
@@ -55,7 +56,12 @@ pub(crate) async fn harvest_source_clear(
     Ok(json!({"id": pkg.id}))
 }
 
-/// Purges the source's datasets, then its history.
+/// Datasets a clear purges inside the calling request; a source with more is cleared by a
+/// background job, a batch per transaction (one request must not hold the store's writer for
+/// minutes).
+const INLINE_CLEAR: usize = 1_000;
+
+/// Purges the source's datasets, then its history (in the background for a big source).
 async fn clear(ctx: &mut ActionContext, source_id: &str) -> CkanResult<()> {
     if store::active_job(ctx.db().await?, source_id)
         .await?
@@ -65,7 +71,18 @@ async fn clear(ctx: &mut ActionContext, source_id: &str) -> CkanResult<()> {
             "The source has a running job: abort it (harvest_job_abort) before clearing",
         ));
     }
-    for id in store::source_package_ids(ctx.db().await?, source_id).await? {
+    let ids = store::source_package_ids(ctx.db().await?, source_id).await?;
+    if ids.len() > INLINE_CLEAR {
+        ctx.enqueue_job(
+            crate::run::CLEAR_JOB,
+            json!({"source_id": source_id}),
+            JobOptions::queue(crate::run::QUEUE)
+                .with_title(format!("Clear harvest source {source_id}")),
+        )
+        .await?;
+        return Ok(());
+    }
+    for id in ids {
         if ctx.package_row(&id).await?.is_none() {
             continue;
         }

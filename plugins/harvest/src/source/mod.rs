@@ -305,7 +305,7 @@ async fn check_and_save(ctx: &mut ActionContext, d: &Map<String, Value>) -> Ckan
     }
     let settings = crate::settings(&ctx.app);
     let fetch = settings.fetch_config(&ctx.config().catalog.fetch);
-    if let Err(e) = check_source_address(&fetch, &url).await {
+    if let Err(e) = check_source_address(&fetch, &url) {
         errors.push("url", e);
     }
     let normalized = normalize_url(&url);
@@ -360,48 +360,31 @@ async fn check_and_save(ctx: &mut ActionContext, d: &Map<String, Value>) -> Ckan
     Ok(())
 }
 
-/// A source url the server may fetch: `http(s)`, and neither a literal internal address nor a
-/// name that resolves to one now (unless allowed); the fetch checks again each time.
-async fn check_source_address(
+/// A source url the server may fetch: `http(s)`, no user info, and neither a literal internal
+/// address nor a name that always means this machine (`localhost`, `*.localhost`, RFC 6761),
+/// unless allowed. Other names are not looked up here — this runs inside the writing
+/// transaction, and a slow resolver must not hold it — but at every fetch, where every address
+/// a name resolves to is checked.
+fn check_source_address(
     fetch: &catalog_framework::store::config::FetchConfig,
     url: &str,
 ) -> Result<(), String> {
     use catalog_framework::fetch;
     let parsed = fetch::check_address(fetch, url).map_err(|e| e.to_string())?;
-    let host = parsed.host_str().unwrap_or_default().to_string();
-    let bare = host
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_string();
-    if bare.parse::<std::net::IpAddr>().is_ok() {
-        return Ok(());
-    }
-    let port = parsed.port_or_known_default().unwrap_or(80);
-    let lookup = tokio::time::timeout(
-        std::time::Duration::from_secs(fetch.connect_timeout_secs.clamp(1, 5)),
-        tokio::net::lookup_host((bare.as_str(), port)),
-    )
-    .await;
-    // A name that does not resolve now may later: the fetch decides then.
-    let Ok(Ok(addrs)) = lookup else { return Ok(()) };
-    for a in addrs {
-        let literal = format!(
-            "{}://{}/",
-            parsed.scheme(),
-            match a {
-                std::net::SocketAddr::V4(v4) => format!("{}:{port}", v4.ip()),
-                std::net::SocketAddr::V6(v6) => format!("[{}]:{port}", v6.ip()),
-            }
-        );
-        let mut by_name = fetch.clone();
-        // An allowed name admits the addresses it resolves to.
-        if by_name.allowed_hosts.iter().any(|h| {
+    let host = parsed.host_str().unwrap_or_default().to_ascii_lowercase();
+    let host = host.trim_end_matches('.');
+    let loopback_name = host == "localhost" || host.ends_with(".localhost");
+    if loopback_name {
+        let port = parsed.port_or_known_default().unwrap_or(80);
+        let allowed = fetch.allowed_hosts.iter().any(|h| {
             let h = h.trim();
-            h.eq_ignore_ascii_case(&bare) || h.eq_ignore_ascii_case(&format!("{bare}:{port}"))
-        }) {
-            by_name.allowed_hosts.push(a.ip().to_string());
+            h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(&format!("{host}:{port}"))
+        });
+        if !allowed {
+            return Err(format!(
+                "The address {host} is internal and is not fetched (catalog.harvest.allow_hosts)"
+            ));
         }
-        fetch::check_address(&by_name, &literal).map_err(|e| e.to_string())?;
     }
     Ok(())
 }

@@ -186,3 +186,46 @@ async fn redirects_to_internal_addresses_reach_nothing() {
         );
     }
 }
+
+/// A dataset with 10,000 distributions: refused as one record (more resources than a dataset
+/// may have), the others of its page imported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_dataset_with_ten_thousand_distributions_is_one_errored_record() {
+    for kind in stores().await {
+        let files = Files::start().await;
+        let base = &files.base;
+        let mut ttl = String::from(
+            "@prefix dcat: <http://www.w3.org/ns/dcat#> .\n@prefix dct: <http://purl.org/dc/terms/> .\n",
+        );
+        ttl.push_str(&format!(
+            "<{base}/ds/huge> a dcat:Dataset ; dct:title \"Huge\" .\n"
+        ));
+        for i in 0..10_000 {
+            ttl.push_str(&format!(
+                "<{base}/ds/huge> dcat:distribution <{base}/d/{i}> .\n<{base}/d/{i}> a dcat:Distribution ; \
+                 dct:title \"Part {i}\" ; dcat:accessURL <{base}/files/{i}.csv> .\n"
+            ));
+        }
+        for n in ["small-a", "small-b"] {
+            ttl.push_str(&format!(
+                "<{base}/ds/{n}> a dcat:Dataset ; dct:title \"{n}\" .\n"
+            ));
+        }
+        files.put("/big-dataset.ttl", Answer::ok("text/turtle", ttl));
+        let b = harvester(kind, json!({})).await;
+        let src = source(
+            &b,
+            "huge",
+            &format!("{base}/big-dataset.ttl"),
+            "dcat_rdf",
+            Value::Null,
+        )
+        .await;
+        let job = run_job(&b, &src, json!({})).await;
+        assert_eq!(job["stats"]["added"], 2, "{kind}: {job}");
+        assert_eq!(job["stats"]["errored"], 1, "{kind}: {job}");
+        let summary = job["object_error_summary"].to_string();
+        assert!(summary.contains("resources"), "{kind}: {summary}");
+        assert_eq!(harvested(&b, &src).await.len(), 2, "{kind}");
+    }
+}

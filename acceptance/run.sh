@@ -178,6 +178,12 @@ CKAN_URL="$CKAN_URL" \
     CATALOG_ARTIFACTS="$ARTIFACTS" \
     "$VENV/bin/python" "$ROOT/acceptance/web_browser.py" || status=$?
 
+echo "acceptance: the conformance suite read-only, with its reports (JUnit checked against junit-10.xsd)"
+CKAN_URL="$CKAN_URL" \
+    CKAN_SYSADMIN_TOKEN="$CKAN_SYSADMIN_TOKEN" \
+    CONFORMANCE_BIN="${CONFORMANCE_BIN:-$CARGO_TARGET_DIR/debug/catalog-conformance}" \
+    "$VENV/bin/python" "$ROOT/acceptance/conformance_reports.py" || status=$?
+
 # Last, as it writes whatever it likes as the sysadmin: every action, generated from the
 # OpenAPI description, must answer without a server error and within the description's
 # responses. Seeded, so a failure reproduces.

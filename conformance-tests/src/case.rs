@@ -19,6 +19,15 @@ pub struct Scenario {
     /// Users the runner creates (as the sysadmin) before the first step, keyed by alias.
     #[serde(default)]
     pub users: BTreeMap<String, UserSpec>,
+    /// Settings (`key=value`) the whole scenario needs; unless the run assumes them, every
+    /// step is reported as skipped. See [`crate::Assumptions`].
+    #[serde(default)]
+    pub needs: Vec<String>,
+    /// Only reads (GET requests) of the deployment's existing content: the scenarios
+    /// `--read-only` runs. Checked when loading: no `users`, every step a GET of a path or of a
+    /// read action ([`is_read_action`]).
+    #[serde(default)]
+    pub read_only: bool,
     pub steps: Vec<Step>,
     /// The file the scenario came from.
     #[serde(skip)]
@@ -129,9 +138,53 @@ pub struct Step {
     /// Free text: why the step expects what it does (spec section, quirk).
     #[serde(default)]
     pub note: Option<String>,
+    /// Settings (`key=value`) this step needs beyond its scenario's; unless assumed, the step
+    /// is skipped, and so is every later step that uses a variable it would have saved.
+    #[serde(default)]
+    pub needs: Vec<String>,
+    /// Set by a profile override: why this product's expectation differs.
+    #[serde(skip)]
+    pub profile_reason: Option<String>,
+    /// Set by a profile override: the step cannot run on this product.
+    #[serde(skip)]
+    pub profile_skip: bool,
 }
 
 impl Step {
+    /// The `{{name}}` placeholders the step uses anywhere (request and expectations).
+    pub fn placeholders(&self) -> BTreeSet<String> {
+        let mut texts: Vec<String> = Vec::new();
+        for v in [
+            &self.params,
+            &self.expect,
+            &self.expect_contains,
+            &self.expect_excludes,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            texts.push(v.to_string());
+        }
+        for s in [&self.query, &self.raw_body, &self.path, &self.token]
+            .into_iter()
+            .flatten()
+        {
+            texts.push(s.clone());
+        }
+        texts.extend(self.headers.values().cloned());
+        let mut out = BTreeSet::new();
+        for t in &texts {
+            let mut rest = t.as_str();
+            while let Some(start) = rest.find("{{") {
+                let after = &rest[start + 2..];
+                let Some(end) = after.find("}}") else { break };
+                out.insert(after[..end].trim().to_string());
+                rest = &after[end + 2..];
+            }
+        }
+        out
+    }
+
     /// The method sent: the one given, else POST for an action and GET for a `path`.
     pub fn method(&self) -> Method {
         self.method_given.unwrap_or(if self.path.is_some() {
@@ -148,6 +201,32 @@ fn default_as() -> String {
 
 fn yes() -> bool {
     true
+}
+
+/// Whether an action only reads: what a read-only run may call. By name, as CKAN names its
+/// actions (`*_show`, `*_list`, `*_list_for_user`, `*_list_authz`, `*_search`, `*_autocomplete`,
+/// follower counts, `am_following_*`, `site_read`); anything else counts as a write.
+pub fn is_read_action(action: &str) -> bool {
+    const SUFFIXES: [&str; 8] = [
+        "_show",
+        "_list",
+        "_search",
+        "_autocomplete",
+        "_count",
+        "_search_sql",
+        "_list_for_user",
+        "_list_authz",
+    ];
+    action == "site_read"
+        || action.starts_with("am_following_")
+        || SUFFIXES.iter().any(|s| action.ends_with(s))
+}
+
+/// `key=value` as a scenario's or step's `needs` gives it.
+pub fn parse_need(need: &str) -> Option<(&str, &str)> {
+    let (k, v) = need.split_once('=')?;
+    let (k, v) = (k.trim(), v.trim());
+    (!k.is_empty() && !v.is_empty()).then_some((k, v))
 }
 
 /// Identities every scenario may act as without declaring them.
@@ -176,8 +255,31 @@ impl Scenario {
                 bail!("user alias {alias:?} must be snake_case and not sysadmin/anonymous");
             }
         }
+        if self.read_only && !self.users.is_empty() {
+            bail!("a read_only scenario cannot create users");
+        }
         let mut seen = BTreeSet::new();
+        for need in self
+            .needs
+            .iter()
+            .chain(self.steps.iter().flat_map(|s| &s.needs))
+        {
+            if parse_need(need).is_none() {
+                bail!("need {need:?} is not key=value");
+            }
+        }
         for step in &self.steps {
+            if self.read_only {
+                let read = step.method() == Method::Get
+                    && (step.path.is_some() || is_read_action(&step.action));
+                if !read || step.raw_body.is_some() {
+                    bail!(
+                        "step {:?}: a read_only scenario only sends GET requests of paths and \
+                         read actions",
+                        step.name
+                    );
+                }
+            }
             if !is_snake_id(&step.name) {
                 bail!("step name {:?} must be snake_case", step.name);
             }
@@ -232,11 +334,20 @@ pub fn load_cases(dir: &Path) -> anyhow::Result<Vec<Scenario>> {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
-    let mut names = BTreeSet::new();
-    let mut out = Vec::with_capacity(files.len());
+    let mut texts = Vec::with_capacity(files.len());
     for file in files {
         let text = std::fs::read_to_string(&file)
             .with_context(|| format!("reading {}", file.display()))?;
+        texts.push((file, text));
+    }
+    parse_cases(texts)
+}
+
+/// Parses and checks scenario files given as (path, text), in the order given.
+pub fn parse_cases(files: Vec<(PathBuf, String)>) -> anyhow::Result<Vec<Scenario>> {
+    let mut names = BTreeSet::new();
+    let mut out = Vec::with_capacity(files.len());
+    for (file, text) in files {
         let mut sc: Scenario =
             serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
         sc.validate()
@@ -248,6 +359,21 @@ pub fn load_cases(dir: &Path) -> anyhow::Result<Vec<Scenario>> {
         out.push(sc);
     }
     Ok(out)
+}
+
+/// The `scenario/step` keys among `keys` that name no step of `scenarios` (a stale entry of a
+/// list that names steps hides nothing but misleads its readers).
+pub(crate) fn unknown_steps<'a>(
+    keys: impl Iterator<Item = &'a String>,
+    scenarios: &[Scenario],
+) -> Vec<&'a str> {
+    let known: BTreeSet<String> = scenarios
+        .iter()
+        .flat_map(|sc| sc.steps.iter().map(|st| sc.key(st)))
+        .collect();
+    keys.filter(|k| !known.contains(*k))
+        .map(String::as_str)
+        .collect()
 }
 
 /// The steps expected to fail, as `scenario/step` keys, each with its line's comment.
@@ -294,16 +420,7 @@ impl KnownFailures {
 
     /// A stale entry hides nothing but misleads readers: every entry must name a real step.
     pub fn check_against(&self, scenarios: &[Scenario]) -> anyhow::Result<()> {
-        let keys: BTreeSet<String> = scenarios
-            .iter()
-            .flat_map(|sc| sc.steps.iter().map(|st| sc.key(st)))
-            .collect();
-        let stale: Vec<&str> = self
-            .entries
-            .keys()
-            .filter(|k| !keys.contains(*k))
-            .map(String::as_str)
-            .collect();
+        let stale = unknown_steps(self.entries.keys(), scenarios);
         if !stale.is_empty() {
             bail!(
                 "known-failures.txt names steps that do not exist: {}",
@@ -342,6 +459,51 @@ mod tests {
             r#"{"name":"x","steps":[{"name":"a","action":"site_read","expect_stauts":200}]}"#,
         );
         assert!(typo.is_err());
+    }
+
+    #[test]
+    fn read_only_scenarios_only_read() {
+        let write = serde_json::from_str::<Scenario>(
+            r#"{"name":"x","read_only":true,"steps":[{"name":"a","method":"GET","action":"package_create","expect_status":200}]}"#,
+        )
+        .unwrap();
+        assert!(write.validate().is_err());
+        let post = serde_json::from_str::<Scenario>(
+            r#"{"name":"x","read_only":true,"steps":[{"name":"a","action":"package_show","expect_status":200}]}"#,
+        )
+        .unwrap();
+        assert!(post.validate().is_err(), "reads are sent as GET");
+        let read = serde_json::from_str::<Scenario>(
+            r#"{"name":"x","read_only":true,"steps":[{"name":"a","method":"GET","action":"package_show","expect_status":200},{"name":"b","path":"/catalog.ttl","expect_status":200}]}"#,
+        )
+        .unwrap();
+        read.validate().unwrap();
+        for (name, read) in [
+            ("package_search", true),
+            ("organization_list_for_user", true),
+            ("dataset_follower_count", true),
+            ("am_following_user", true),
+            ("package_patch", false),
+            ("harvest_source_clear", false),
+            ("datastore_upsert", false),
+        ] {
+            assert_eq!(is_read_action(name), read, "{name}");
+        }
+    }
+
+    #[test]
+    fn needs_are_key_value_and_placeholders_are_found() {
+        let bad = serde_json::from_str::<Scenario>(
+            r#"{"name":"x","needs":["catalog.auth.create_unowned_dataset"],"steps":[]}"#,
+        )
+        .unwrap();
+        assert!(bad.validate().is_err());
+        let sc: Scenario = serde_json::from_str(
+            r#"{"name":"x","steps":[{"name":"a","action":"package_show","params":{"id":"{{ds}}"},"expect_status":200,"expect":{"result":{"owner_org":"{{org.id}}"}},"query":"x={{q}}"}]}"#,
+        )
+        .unwrap();
+        let refs: Vec<String> = sc.steps[0].placeholders().into_iter().collect();
+        assert_eq!(refs, ["ds", "org.id", "q"]);
     }
 
     #[test]

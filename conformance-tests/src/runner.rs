@@ -1,26 +1,51 @@
 //! Runs scenarios against a live deployment over HTTP.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use serde_json::{json, Value};
 
-use crate::case::{KnownFailures, Method, Scenario, Step};
+use crate::case::{is_read_action, KnownFailures, Method, Scenario, Step};
 use crate::matcher::{check_excludes, check_subset, short, ArrayMode};
-use crate::report::{Outcome, Report, StepReport};
+use crate::profile::Assumptions;
+use crate::report::{Outcome, Report, RunInfo, StepReport};
 use crate::vars::{get_path, substitute, substitute_str, Vars};
 
 /// Password given to the users the runner creates.
 const USER_PASSWORD: &str = "conformance-password";
+
+/// How a run behaves beyond the deployment's address.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// A sysadmin's API token: needed to write; in a read-only run it only widens what is read.
+    pub token: Option<String>,
+    /// Settings the deployment is taken to have (cases that need others are skipped).
+    pub assumptions: Assumptions,
+    /// Only the read-only scenarios, and nothing but GET requests of paths and read actions.
+    pub read_only: bool,
+    /// At most this many requests; the steps after that are skipped.
+    pub max_requests: Option<u64>,
+    /// At most this many requests a second.
+    pub rate: Option<f64>,
+    /// The profile's name, for the report.
+    pub profile: String,
+}
 
 /// A deployment to test and the sysadmin token to drive it with.
 #[derive(Debug, Clone)]
 pub struct Runner {
     client: reqwest::Client,
     base_url: String,
-    sysadmin_token: String,
+    opts: RunOptions,
     run: String,
+    sent: Arc<AtomicU64>,
+    /// When the next request may go (with `rate`).
+    next_slot: Arc<tokio::sync::Mutex<Instant>>,
+    /// Every request sent: method and URL (for tests of what a run sends).
+    log: Arc<Mutex<Vec<(String, String)>>>,
 }
 
 /// A fresh suffix for this run: `r` plus seven base-36 characters. The `r` keeps it from
@@ -47,16 +72,98 @@ struct Response {
 impl Runner {
     /// A runner for `base_url` (e.g. `http://localhost:5000`) with a sysadmin's API token.
     pub fn new(base_url: &str, sysadmin_token: &str) -> anyhow::Result<Runner> {
+        Runner::with_options(
+            base_url,
+            RunOptions {
+                token: Some(sysadmin_token.to_string()),
+                ..RunOptions::default()
+            },
+        )
+    }
+
+    /// A runner with every option.
+    pub fn with_options(base_url: &str, opts: RunOptions) -> anyhow::Result<Runner> {
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(60))
+            .user_agent(concat!("catalog-conformance/", env!("CARGO_PKG_VERSION")))
             .build()
             .context("building the HTTP client")?;
+        if opts.rate.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
+            anyhow::bail!("the request rate must be a positive number");
+        }
         Ok(Runner {
             client,
             base_url: base_url.trim_end_matches('/').to_string(),
-            sysadmin_token: sysadmin_token.to_string(),
+            opts,
             run: random_run_suffix(),
+            sent: Arc::default(),
+            next_slot: Arc::new(tokio::sync::Mutex::new(Instant::now())),
+            log: Arc::default(),
         })
+    }
+
+    /// Every request sent so far, as (method, URL).
+    pub fn requests(&self) -> Vec<(String, String)> {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// Whether the request budget (`max_requests`) is spent.
+    fn budget_spent(&self) -> bool {
+        self.opts
+            .max_requests
+            .is_some_and(|m| self.sent.load(Ordering::SeqCst) >= m)
+    }
+
+    /// Waits for the next request's turn (`rate`), counts and logs it, and refuses a write in
+    /// a read-only run before anything is sent.
+    async fn admit(&self, method: Method, action: Option<&str>, url: &str) -> Result<(), String> {
+        if self.opts.read_only {
+            let read = method == Method::Get && action.is_none_or(is_read_action);
+            if !read {
+                return Err(format!(
+                    "refused to send {} {url}: a read-only run sends only GET requests of paths \
+                     and read actions",
+                    method.as_str()
+                ));
+            }
+        }
+        if let Some(rate) = self.opts.rate {
+            let mut next = self.next_slot.lock().await;
+            let now = Instant::now();
+            if *next > now {
+                tokio::time::sleep(*next - now).await;
+            }
+            *next = Instant::now().max(*next) + Duration::from_secs_f64(1.0 / rate);
+        }
+        self.sent.fetch_add(1, Ordering::SeqCst);
+        if let Ok(mut log) = self.log.lock() {
+            log.push((method.as_str().to_string(), url.to_string()));
+        }
+        Ok(())
+    }
+
+    /// Asks the deployment's `status_show`: its extensions become `extension.<name>=true`
+    /// assumptions (unless given), so cases of a plugin the deployment lacks are skipped.
+    /// `Err` when the deployment cannot be reached at all.
+    pub async fn probe(&mut self) -> Result<Value, String> {
+        let resp = self
+            .call(
+                Method::Get,
+                "status_show",
+                self.opts.token.clone().as_deref(),
+                Body::Json(&json!({})),
+                None,
+            )
+            .await?;
+        let result = resp.body.get("result").cloned().unwrap_or(Value::Null);
+        if let Some(exts) = result.get("extensions").and_then(Value::as_array) {
+            for e in exts.iter().filter_map(Value::as_str) {
+                self.opts
+                    .assumptions
+                    .set_default(&format!("extension.{e}"), "true");
+            }
+        }
+        Ok(result)
     }
 
     /// The suffix appended to every name this run creates.
@@ -68,15 +175,39 @@ impl Runner {
         &self.base_url
     }
 
-    /// Runs the scenarios in order; failures are recorded, never raised.
+    /// Runs the scenarios in order (only the read-only ones in a read-only run); failures are
+    /// recorded, never raised.
     pub async fn run_all(&self, scenarios: &[Scenario], known: &KnownFailures) -> Report {
+        let started = chrono::Utc::now();
+        let t0 = Instant::now();
         let mut report = Report::default();
-        let sysadmin = self.whoami().await;
-        for sc in scenarios {
+        let sysadmin = match &self.opts.token {
+            Some(_) => self.whoami().await,
+            None => None,
+        };
+        for sc in scenarios
+            .iter()
+            .filter(|s| s.read_only || !self.opts.read_only)
+        {
             report
                 .steps
                 .extend(self.run_scenario(sc, known, sysadmin.as_ref()).await);
         }
+        report.info = Some(RunInfo {
+            base_url: self.base_url.clone(),
+            run: self.run.clone(),
+            profile: self.opts.profile.clone(),
+            read_only: self.opts.read_only,
+            started: started.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            duration: t0.elapsed(),
+            requests: self.sent.load(Ordering::SeqCst),
+            assumptions: self
+                .opts
+                .assumptions
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect(),
+        });
         report
     }
 
@@ -84,9 +215,13 @@ impl Runner {
     async fn whoami(&self) -> Option<Value> {
         let resp = self
             .call(
-                Method::Post,
+                if self.opts.read_only {
+                    Method::Get
+                } else {
+                    Method::Post
+                },
                 "user_show",
-                Some(&self.sysadmin_token),
+                self.opts.token.as_deref(),
                 Body::Json(&json!({})),
                 None,
             )
@@ -111,31 +246,93 @@ impl Runner {
             }
         }
         let mut tokens: BTreeMap<String, String> = BTreeMap::new();
-        tokens.insert("sysadmin".into(), self.sysadmin_token.clone());
-
+        if let Some(t) = &self.opts.token {
+            tokens.insert("sysadmin".into(), t.clone());
+        }
+        let assumptions = &self.opts.assumptions;
+        let skip_all = |why: String| -> Vec<StepReport> {
+            sc.steps
+                .iter()
+                .map(|st| self.finish(sc, st, known, Verdict::Skip(why.clone()), None, 0.0))
+                .collect()
+        };
+        if let Some(need) = assumptions.unmet(&sc.needs) {
+            return skip_all(format!("needs {need}"));
+        }
         if let Err(why) = self.create_users(sc, &mut vars, &mut tokens).await {
             return sc
                 .steps
                 .iter()
                 .map(|st| {
-                    self.finish(
-                        sc,
-                        st,
-                        known,
-                        Err(format!("not run: user setup failed: {why}")),
-                        None,
-                    )
+                    let why = format!("not run: user setup failed: {why}");
+                    self.finish(sc, st, known, Verdict::Fail(why), None, 0.0)
                 })
                 .collect();
         }
 
+        // Variables a skipped step would have saved, or a read-only step found nothing for:
+        // the steps that use them are skipped too, with the reason.
+        let mut absent: BTreeMap<String, String> = BTreeMap::new();
         let mut out = Vec::with_capacity(sc.steps.len());
         for st in &sc.steps {
+            let skip = if st.profile_skip {
+                Some(format!(
+                    "profile {}: {}",
+                    self.opts.profile,
+                    st.profile_reason.as_deref().unwrap_or_default()
+                ))
+            } else if let Some(need) = assumptions.unmet(&st.needs) {
+                Some(format!("needs {need}"))
+            } else if let Some(why) = st.placeholders().iter().find_map(|p| absent.get(p)) {
+                Some(why.clone())
+            } else if self.budget_spent() {
+                Some(format!(
+                    "the request budget is spent (--max-requests {})",
+                    self.opts.max_requests.unwrap_or_default()
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = skip {
+                for var in st.save.keys() {
+                    absent.insert(var.clone(), format!("{why} (via step {})", st.name));
+                }
+                out.push(self.finish(sc, st, known, Verdict::Skip(why), None, 0.0));
+                continue;
+            }
+            let t0 = Instant::now();
             let (result, resp) = match self.run_step(st, &mut vars, &tokens).await {
                 Ok((check, resp)) => (check, Some(resp)),
                 Err(why) => (Err(why), None),
             };
-            out.push(self.finish(sc, st, known, result, resp));
+            let ms = t0.elapsed().as_secs_f64() * 1000.0;
+            let mut verdict = match result {
+                Ok(()) => Verdict::Pass,
+                Err(why) => Verdict::Fail(why),
+            };
+            // In a read-only scenario a value to save that the deployment does not have (an
+            // empty list) is not a failure: the steps that need it are skipped.
+            if sc.read_only {
+                if let (Some(r), Verdict::Pass | Verdict::Fail(_)) = (&resp, &verdict) {
+                    let missing: Vec<(&String, &String)> = st
+                        .save
+                        .iter()
+                        .filter(|(_, path)| get_path(&r.body, path).is_none())
+                        .collect();
+                    if !missing.is_empty() && r.status == st.expect_status {
+                        for (var, path) in &missing {
+                            absent.insert(
+                                (*var).clone(),
+                                format!("the deployment has nothing at {path} of step {}", st.name),
+                            );
+                        }
+                        if matches!(&verdict, Verdict::Fail(w) if w.starts_with("cannot save")) {
+                            verdict = Verdict::Pass;
+                        }
+                    }
+                }
+            }
+            out.push(self.finish(sc, st, known, verdict, resp, ms));
         }
         out
     }
@@ -145,15 +342,17 @@ impl Runner {
         sc: &Scenario,
         st: &Step,
         known: &KnownFailures,
-        result: Result<(), String>,
+        verdict: Verdict,
         resp: Option<Response>,
+        ms: f64,
     ) -> StepReport {
         let listed = known.contains(&sc.key(st));
-        let outcome = match (result, listed) {
-            (Ok(()), false) => Outcome::Passed,
-            (Ok(()), true) => Outcome::UnexpectedPass,
-            (Err(why), false) => Outcome::Failed(why),
-            (Err(why), true) => Outcome::KnownFailure(why),
+        let outcome = match (verdict, listed) {
+            (Verdict::Skip(why), _) => Outcome::Skipped(why),
+            (Verdict::Pass, false) => Outcome::Passed,
+            (Verdict::Pass, true) => Outcome::UnexpectedPass,
+            (Verdict::Fail(why), false) => Outcome::Failed(why),
+            (Verdict::Fail(why), true) => Outcome::KnownFailure(why),
         };
         StepReport {
             scenario: sc.name.clone(),
@@ -166,6 +365,8 @@ impl Runner {
             status: resp.as_ref().map(|r| r.status),
             body: resp.map(|r| r.body),
             snapshot: st.snapshot,
+            duration_ms: ms,
+            profile_reason: st.profile_reason.clone(),
         }
     }
 
@@ -194,7 +395,7 @@ impl Runner {
                 .call(
                     Method::Post,
                     "user_create",
-                    Some(&self.sysadmin_token),
+                    self.opts.token.as_deref(),
                     Body::Json(&params),
                     None,
                 )
@@ -213,7 +414,7 @@ impl Runner {
                 .call(
                     Method::Post,
                     "api_token_create",
-                    Some(&self.sysadmin_token),
+                    self.opts.token.as_deref(),
                     Body::Json(&json!({"user": name, "name": "conformance"})),
                     None,
                 )
@@ -249,6 +450,8 @@ impl Runner {
         let token = match &st.token {
             Some(t) => Some(substitute_str(t, vars)?),
             None if st.as_ == "anonymous" => None,
+            // Without a token (a read-only run) the deployment's own identity is anonymous.
+            None if st.as_ == "sysadmin" && self.opts.token.is_none() => None,
             None => Some(
                 tokens
                     .get(&st.as_)
@@ -407,6 +610,7 @@ impl Runner {
         if let Some(t) = token {
             req = req.header(reqwest::header::AUTHORIZATION, t);
         }
+        self.admit(method, Some(action), &url).await?;
         let resp = req
             .send()
             .await
@@ -460,6 +664,7 @@ impl Runner {
         if let Some(t) = token {
             req = req.header(reqwest::header::AUTHORIZATION, t);
         }
+        self.admit(method, None, &url).await?;
         let resp = req
             .send()
             .await
@@ -502,6 +707,13 @@ async fn read_response(
         body,
         headers,
     })
+}
+
+/// A step's verdict before the known-failures list is consulted.
+enum Verdict {
+    Pass,
+    Fail(String),
+    Skip(String),
 }
 
 enum Body<'a> {

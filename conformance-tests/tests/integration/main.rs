@@ -5,10 +5,12 @@
 //! answers differently shows up as a snapshot diff, and as a direct comparison failure below
 //! (which also guards `INSTA_UPDATE=always` from silently accepting the second backend).
 
+mod cli;
+mod read_only;
 mod server;
 
-use catalog_conformance::{Outcome, Redactor, Report};
-use catalog_host::testkit::{postgres, StoreKind};
+use catalog_conformance::{Outcome, Redactor, Report, RunOptions};
+use catalog_host::testkit::{postgres, stores, StoreKind};
 use serde_json::{json, Value};
 
 /// One backend's run: the report and each snapshotted step's redacted `{status, body}`.
@@ -28,9 +30,30 @@ async fn run_on(
         StoreKind::Postgres => "postgres",
     };
     let (server, token) = server::start(kind).await;
-    let runner =
-        catalog_conformance::Runner::new(&server.base_url, &token).expect("building the runner");
+    let runner = server::runner(
+        &server,
+        RunOptions {
+            token: Some(token),
+            assumptions: server::test_config_assumptions(),
+            profile: catalog_conformance::DEFAULT_PROFILE.into(),
+            ..RunOptions::default()
+        },
+    )
+    .await;
     let report = runner.run_all(scenarios, known).await;
+    let skipped: Vec<String> = report
+        .steps
+        .iter()
+        .filter_map(|s| match &s.outcome {
+            Outcome::Skipped(why) => Some(format!("{}: {why}", s.key())),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        skipped.is_empty(),
+        "with every setting the cases need assumed, nothing is skipped:\n{}",
+        skipped.join("\n")
+    );
     println!("=== {backend} ===\n{report}\n");
 
     let redactor = Redactor::new()
@@ -140,5 +163,47 @@ async fn conformance_cases_pass_on_sqlite_and_postgresql() {
     assert_snapshots(&sqlite);
     if let Some(pg) = &postgres {
         assert_snapshots(pg);
+    }
+}
+
+/// A deployment in its default configuration, run with no assumptions: every case either
+/// passes or is skipped for a setting it needs ("needs <setting>"); none fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_default_configuration_has_no_failures() {
+    let (scenarios, known) = server::shipped_suite();
+    for kind in stores().await {
+        let (server, token) = server::start_default(kind).await;
+        let runner = server::runner(
+            &server,
+            RunOptions {
+                token: Some(token),
+                profile: catalog_conformance::DEFAULT_PROFILE.into(),
+                ..RunOptions::default()
+            },
+        )
+        .await;
+        let report = runner.run_all(&scenarios, &known).await;
+        println!("=== default configuration, {kind:?} ===\n{report}\n");
+        let run = BackendRun {
+            backend: "default configuration",
+            report,
+            snapshots: Vec::new(),
+        };
+        assert_all_passed(&run);
+        let skipped = run.report.skipped();
+        assert!(
+            skipped < run.report.steps.len() / 4,
+            "{kind:?}: {skipped} of {} steps skipped",
+            run.report.steps.len()
+        );
+        for s in &run.report.steps {
+            if let Outcome::Skipped(why) = &s.outcome {
+                assert!(
+                    why.starts_with("needs ") || why.contains("(via step "),
+                    "{}: skipped for another reason: {why}",
+                    s.key()
+                );
+            }
+        }
     }
 }

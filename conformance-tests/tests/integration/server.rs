@@ -15,9 +15,34 @@ use catalog_plugin_search_tantivy as _;
 use catalog_plugin_views as _;
 use catalog_plugin_web as _;
 
+use catalog_conformance::{Assumptions, RunOptions, Runner};
 use catalog_host::testkit::{StoreKind, TestServer};
 
 const ADMIN_NAME: &str = "conformance_admin";
+
+/// The settings [`start`] gives the server, as the run's assumptions.
+pub(crate) fn test_config_assumptions() -> Assumptions {
+    let mut a = Assumptions::new();
+    for kv in [
+        "catalog.auth.create_unowned_dataset=true",
+        "catalog.auth.user_create_organizations=true",
+        "catalog.auth.allow_dataset_collaborators=true",
+        "catalogext.dcat.enable_content_negotiation=true",
+        "catalogext.dcat.datasets_per_page=2",
+        "catalog.datastore.sqlsearch.enabled=true",
+    ] {
+        a.add_arg(kv).expect("key=value");
+    }
+    a
+}
+
+/// Starts the server on `kind` in its default configuration (what an operator gets with no
+/// settings), with the sysadmin and token.
+pub(crate) async fn start_default(kind: StoreKind) -> (TestServer, String) {
+    let server = TestServer::start(kind, ADMIN_NAME, |_| {}).await;
+    let token = server.token(ADMIN_NAME, "conformance").await;
+    (server, token)
+}
 
 /// Starts the server on `kind` with the CKAN test-config options the cases assume; the
 /// sysadmin the cases run as and its token.
@@ -44,4 +69,23 @@ pub(crate) async fn start(kind: StoreKind) -> (TestServer, String) {
     .await;
     let token = server.token(ADMIN_NAME, "conformance").await;
     (server, token)
+}
+
+/// A runner for `server` that has asked its `status_show` (so its extensions are assumed).
+pub(crate) async fn runner(server: &TestServer, opts: RunOptions) -> Runner {
+    let mut runner = Runner::with_options(&server.base_url, opts).expect("building the runner");
+    runner
+        .probe()
+        .await
+        .expect("the server answers status_show");
+    runner
+}
+
+/// The shipped cases and known-failures list.
+pub(crate) fn shipped_suite() -> (
+    Vec<catalog_conformance::Scenario>,
+    catalog_conformance::KnownFailures,
+) {
+    catalog_conformance::load_suite(&catalog_conformance::default_cases_dir(), None)
+        .expect("loading the cases")
 }

@@ -122,6 +122,10 @@ pub(crate) const BUILT_IN: &[(&str, &str)] = &[
         include_str!("../templates/harvest/stats.html"),
     ),
     (
+        "harvest/status.html",
+        include_str!("../templates/harvest/status.html"),
+    ),
+    (
         "harvest/job.html",
         include_str!("../templates/harvest/job.html"),
     ),

@@ -33,6 +33,7 @@ pub(crate) fn environment(layers: Arc<Layers>) -> Environment<'static> {
     env.add_filter("truncate", truncate);
     env.add_filter("filesize", filesize);
     env.add_filter("date", date);
+    env.add_filter("datetime", datetime);
     env.add_filter("safe_url", safe_url);
     env
 }
@@ -162,6 +163,18 @@ fn date(v: minijinja::Value) -> String {
     v.as_str()
         .map(|s| s.chars().take(10).collect())
         .unwrap_or_default()
+}
+
+/// `2026-11-28T00:30:39.517067` (or with a space, as ckanext-harvest prints its times) as
+/// `2026-11-28 00:30 UTC`: the minute is what a reader of a job list needs.
+fn datetime(v: minijinja::Value) -> String {
+    let Some(s) = v.as_str() else {
+        return String::new();
+    };
+    if s.len() < 16 || !s.is_char_boundary(16) {
+        return s.to_string();
+    }
+    format!("{} {} UTC", &s[..10], &s[11..16])
 }
 
 /// Who is asking and in which language: what every page's template gets.

@@ -750,6 +750,14 @@ async fn harvest_pages() {
             page.contains("Could not get content from"),
             "{kind}: {page}"
         );
+        // The status in words and the time to the minute, in UTC.
+        assert!(
+            page.contains("Job status: Finished · Finished 20"),
+            "{kind}: {page}"
+        );
+        assert!(page.contains(" UTC</caption>"), "{kind}: {page}");
+        let (_, page) = get_with(&s, "/harvest/city-feed", (ACCEPT_LANGUAGE.as_str(), "de")).await;
+        assert!(page.contains("Auftragsstatus: Beendet"), "{kind}: {page}");
         let page = admin.text("/harvest/city-feed").await;
         assert!(
             page.contains(&format!("/harvest/city-feed/job/{job_id}")),

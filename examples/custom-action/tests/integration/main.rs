@@ -200,3 +200,21 @@ async fn status_show_is_overridden_with_a_contact_field() {
         "{body}"
     );
 }
+
+/// The plugin's conformance cases (`conformance/`), run by the conformance suite's library as
+/// `catalog-conformance --cases examples/custom-action/conformance` would run them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plugins_conformance_cases_pass() {
+    let api = Api::start().await;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance");
+    let (scenarios, known) =
+        catalog_conformance::load_suite(&dir, None).expect("the plugin's cases load");
+    let mut runner =
+        catalog_conformance::Runner::new(&api.server.base_url, &api.token).expect("a runner");
+    runner.probe().await.expect("status_show");
+    let report = runner.run_all(&scenarios, &known).await;
+    println!("{report}");
+    assert!(report.is_success(), "{report}");
+    assert_eq!(report.skipped(), 0, "{report}");
+    assert_eq!(report.passed(), 9, "{report}");
+}

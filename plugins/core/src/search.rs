@@ -38,6 +38,12 @@ impl SearchOptions {
     /// Validates the parameters as CKAN's `default_package_search_schema` does (409 on error).
     pub(crate) fn parse(ctx: &ActionContext, p: &Params) -> CkanResult<SearchOptions> {
         let cfg = &ctx.config().catalog.search;
+        // CKAN's rows chain ends with limit_to_configured_maximum, which converts the value
+        // again: a value that is no integer at all gets its message too (CKAN 2.12 answers
+        // `["Invalid integer", "Please enter an integer value"]`; a negative one only the first).
+        let rows_not_an_integer = natural(p, "rows").is_err_and(|e| {
+            e.body.get("rows") == Some(&Value::from(vec![Value::from("Invalid integer")]))
+        });
         let mut errors = validation();
         let mut nat = |key: &str, default: i64| match natural(p, key) {
             Ok(v) => v.unwrap_or(default),
@@ -49,6 +55,9 @@ impl SearchOptions {
         let rows = nat("rows", 10).min(cfg.rows_max.max(0)) as usize;
         let start = nat("start", 0) as usize;
         let facet_mincount = nat("facet.mincount", 1) as u64;
+        if rows_not_an_integer {
+            errors.push("rows", "Please enter an integer value");
+        }
         let facet_limit = match p.get("facet.limit") {
             None | Some(Value::Null) => Some(cfg.facets_limit),
             Some(v) => match int_of(v) {

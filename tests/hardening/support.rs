@@ -54,6 +54,11 @@ impl Server {
             token: String::new(),
             client: reqwest::Client::builder()
                 .timeout(Duration::from_secs(120))
+                // Drop pooled connections well before the server's header-read timeout (10 s
+                // after its last response) can close them: reusing one the server is closing
+                // at that moment fails the request with "connection closed" (seen on a loaded
+                // machine), which is the client's race, not the server's.
+                .pool_idle_timeout(Duration::from_secs(4))
                 .build()
                 .expect("client"),
             child: None,

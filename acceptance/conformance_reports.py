@@ -9,14 +9,21 @@ the acceptance server, with every report format, and checks:
 - the portal is unchanged: the dataset, organization, group and user lists and the activity
   stream read through the API (as the sysadmin) before and after are the same.
 
+Then the DCAT-AP check of a deployment (conformance-tests/dcat-ap/check_deployment.py): on this
+server, an organization's datasets (made here, with the metadata a publisher gives) and their
+catalog in Turtle, RDF/XML and JSON-LD have no violation; on the static site of
+examples/dcat-ap-broken (a deliberately broken profile's output) the violations are named.
+
 Environment: CKAN_URL, CKAN_SYSADMIN_TOKEN, CONFORMANCE_BIN.
 """
 import json
 import os
+import socket
 import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 from pathlib import Path
 
 import requests
@@ -57,8 +64,8 @@ def junit_xsd():
     return xsd
 
 
-def action(name, **params):
-    r = requests.post(f"{URL}/api/3/action/{name}", json=params,
+def action(action_name, **params):
+    r = requests.post(f"{URL}/api/3/action/{action_name}", json=params,
                       headers={"Authorization": ADMIN}, timeout=60)
     r.raise_for_status()
     return r.json()["result"]
@@ -109,7 +116,75 @@ def run_read_only(tmp, label, token):
     return report
 
 
+ROOT = Path(__file__).resolve().parent.parent
+CHECK = ROOT / "conformance-tests" / "dcat-ap" / "check_deployment.py"
+
+
+def dcat_ap_check():
+    suffix = os.urandom(4).hex()
+    org = f"dcat-ap-check-{suffix}"
+    action("organization_create", name=org, title="DCAT-AP check")
+    action("group_create", name=f"{org}-group", title="DCAT-AP check group")
+    for i in range(3):
+        action("package_create", name=f"dcat-ap-{suffix}-{i}", owner_org=org,
+               title=f"DCAT-AP dataset {i}", notes="What the data is about.",
+               license_id="cc-by", tags=[{"name": "economy"}],
+               extras=[{"key": "issued", "value": "2024-05-01"}],
+               groups=[{"name": f"{org}-group"}],
+               resources=[{"url": f"http://example.org/{i}.csv", "format": "CSV",
+                           "name": "Data"}])
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "dcat-ap.json"
+        p = subprocess.run([sys.executable, str(CHECK), URL, "--fq", f"organization:{org}",
+                            "--datasets", "3", "--rate", "50", "--json", str(report)],
+                           capture_output=True, text=True, timeout=600)
+        check("DCAT-AP check of this server exits 0", p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:])
+        r = json.loads(report.read_text()) if report.exists() else {}
+        check("it checked the catalog and 3 datasets in 3 formats (12 documents)",
+              len(r.get("documents", [])) == 12, r.get("documents"))
+        check("no violation on this server", r.get("violations") == 0, p.stdout[-3000:])
+
+    # The broken deployment: examples/dcat-ap-broken/site served as static files.
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    site = ROOT / "examples" / "dcat-ap-broken" / "site"
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind",
+                               "127.0.0.1", "--directory", str(site)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(50):
+            try:
+                requests.get(f"http://127.0.0.1:{port}/catalog.ttl", timeout=1)
+                break
+            except requests.RequestException:
+                time.sleep(0.1)
+        with tempfile.TemporaryDirectory() as tmp:
+            report = Path(tmp) / "broken.json"
+            p = subprocess.run([sys.executable, str(CHECK), f"http://127.0.0.1:{port}",
+                                "--formats", "ttl", "--json", str(report)],
+                               capture_output=True, text=True, timeout=600)
+            check("the broken deployment: exit 1", p.returncode == 1, p.stdout + p.stderr)
+            r = json.loads(report.read_text()) if report.exists() else {}
+            docs = {d["document"]: d for d in r.get("documents", [])}
+            broken = docs.get("broken-title.ttl", {}).get("violations", [])
+            paths = {v["path"] for v in broken}
+            check("the broken dataset's missing title is named",
+                  "http://purl.org/dc/terms/title" in paths, broken)
+            check("the broken distribution's missing access URL is named",
+                  "http://www.w3.org/ns/dcat#accessURL" in paths, broken)
+            check("the fine dataset has no violation",
+                  docs.get("fine.ttl", {}).get("violations") == [], docs.get("fine.ttl"))
+            check("the text report names the document", "FAIL   broken-title.ttl" in p.stdout,
+                  p.stdout)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
 def main():
+    dcat_ap_check()
     before = portal_state()
     with tempfile.TemporaryDirectory() as tmp:
         anon = run_read_only(tmp, "anonymous", None)

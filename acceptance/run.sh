@@ -178,7 +178,7 @@ CKAN_URL="$CKAN_URL" \
     CATALOG_ARTIFACTS="$ARTIFACTS" \
     "$VENV/bin/python" "$ROOT/acceptance/web_browser.py" || status=$?
 
-echo "acceptance: the conformance suite read-only, with its reports (JUnit checked against junit-10.xsd)"
+echo "acceptance: the conformance suite read-only with its reports (JUnit checked against junit-10.xsd), and the DCAT-AP check of a deployment"
 CKAN_URL="$CKAN_URL" \
     CKAN_SYSADMIN_TOKEN="$CKAN_SYSADMIN_TOKEN" \
     CONFORMANCE_BIN="${CONFORMANCE_BIN:-$CARGO_TARGET_DIR/debug/catalog-conformance}" \

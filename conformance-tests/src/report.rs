@@ -356,8 +356,8 @@ main{max-width:72rem;margin:0 auto;padding:1rem}\
 .verdict.passed{background:#e3f4e6;color:#0b5a1e}.verdict.failed{background:#fde8e8;color:#8a1111}\
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-weight:bold}\
 table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #ccc;padding:.25rem .5rem;\
-text-align:left;vertical-align:top}tr.failed td,tr.unexpected_pass td{background:#fde8e8}\
-tr.skipped td{color:#555}pre{white-space:pre-wrap}";
+text-align:left;vertical-align:top;overflow-wrap:anywhere}td:last-child{max-width:32rem}tr.failed td,tr.unexpected_pass td{background:#fde8e8}\
+tr.skipped td{color:#555}pre{white-space:pre-wrap;overflow-wrap:anywhere}";
 
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or_default()

@@ -99,15 +99,52 @@ pub fn missing(field: &str) -> CkanError {
     validation().field(field, "Missing value").build()
 }
 
+/// A `Search Query Error`: `Search Query is invalid: <repr of msg>`. CKAN's package_search
+/// re-raises the search layer's error as `_('Search Query is invalid: %r') % se.args`, so the
+/// text is quoted as Python quotes a string (checked against CKAN 2.12).
 pub fn search_query_error(msg: impl Into<String>) -> CkanError {
     with_message(
         ErrorKind::SearchQuery,
-        format!("Search Query is invalid: {}", msg.into()),
+        format!("Search Query is invalid: {}", python_repr(&msg.into())),
     )
 }
 
+/// A `Search Error`: `Search error: <repr of msg>`, as CKAN's `_('Search error: %r') % se.args`.
 pub fn search_error(msg: impl Into<String>) -> CkanError {
-    with_message(ErrorKind::Search, format!("Search error: {}", msg.into()))
+    with_message(
+        ErrorKind::Search,
+        format!("Search error: {}", python_repr(&msg.into())),
+    )
+}
+
+/// Python 3's `repr()` of a string: single quotes unless the text has a single quote and no
+/// double quote; backslashes, the quote and control characters escaped.
+pub fn python_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
 }
 
 pub fn integrity(msg: impl Into<String>, data: Value) -> CkanError {
@@ -234,6 +271,28 @@ impl CkanError {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn python_repr_quotes_as_python_does() {
+        // repr() in Python 3.
+        assert_eq!(
+            python_repr("Invalid \"sort\" parameter"),
+            "'Invalid \"sort\" parameter'"
+        );
+        assert_eq!(
+            python_repr("Invalid search parameters: ['foo']"),
+            "\"Invalid search parameters: ['foo']\""
+        );
+        assert_eq!(python_repr("it's \"both\""), "'it\\'s \"both\"'");
+        assert_eq!(python_repr("a\\b\nc\u{0}"), "'a\\\\b\\nc\\x00'");
+        assert_eq!(python_repr("Été"), "'Été'");
+        let e = search_query_error("Invalid \"sort\" parameter");
+        assert_eq!(
+            e.body["message"],
+            "Search Query is invalid: 'Invalid \"sort\" parameter'"
+        );
+    }
+
     use super::*;
 
     #[test]

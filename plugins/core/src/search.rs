@@ -85,7 +85,9 @@ impl SearchOptions {
                     Vec::new()
                 }
                 Err(_) => {
+                    // CKAN 2.12 runs the next validator (a list?) on the unparsed text too.
                     errors.push("facet.field", "Could not parse as valid JSON");
+                    errors.push("facet.field", "Not a list");
                     Vec::new()
                 }
             },
@@ -237,7 +239,7 @@ fn parse_qf(qf: &str) -> Vec<(String, f32)> {
 fn query_error(e: QueryError) -> CkanError {
     match e {
         QueryError::Syntax(m) => search_error(format!(
-            "'Search engine returned an error running query: {m}'"
+            "Search engine returned an error running query: {m}"
         )),
         QueryError::TooComplex(m) => search_query_error(m),
     }

@@ -29,6 +29,21 @@ impl DatasetSchema for DefaultDatasetSchema {
             None | Some(Value::Null) => {}
             Some(v) => {
                 check_name(v, &mut errs, "name");
+                // CKAN's package_name_validator (datasets only) says it again its own way.
+                if let Some(n) = v.as_str() {
+                    let len = n.chars().count();
+                    if len < 2 {
+                        errs.push(
+                            "name",
+                            format!("Name \"{n}\" length is less than minimum 2"),
+                        );
+                    } else if len > 100 {
+                        errs.push(
+                            "name",
+                            format!("Name \"{n}\" length is more than maximum 100"),
+                        );
+                    }
+                }
                 out.insert("name".into(), v.clone());
             }
         }

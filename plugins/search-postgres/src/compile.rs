@@ -430,7 +430,7 @@ impl<'a> Compiler<'a> {
             }
             FieldKind::Date => {
                 let at = parse_instant(value)
-                    .ok_or_else(|| search_error(format!("Invalid Date String:'{value}'")))?;
+                    .ok_or_else(|| search_error(format!("Search engine returned an error running query: Invalid Date String:'{value}'")))?;
                 let v = RangeValue::Date(at);
                 let c = self.range(
                     field,
@@ -555,7 +555,7 @@ impl<'a> Compiler<'a> {
                 let at = match v {
                     RangeValue::Date(d) => *d,
                     RangeValue::Str(s) => parse_instant(s)
-                        .ok_or_else(|| search_error(format!("Invalid Date String:'{s}'")))?,
+                        .ok_or_else(|| search_error(format!("Search engine returned an error running query: Invalid Date String:'{s}'")))?,
                 };
                 let p = self.sql.text(iso(&at));
                 conds.push(format!("{target} {op} {p}::timestamptz"));

@@ -314,7 +314,7 @@ fn order_by(req: &SearchRequest, score: &Score, sql: &mut Sql) -> CkanResult<Str
             }
             SortField::Field(f) => {
                 return Err(search_error(format!(
-                    "'Search engine returned an error running query: can not sort on undefined field: {f}'"
+                    "Search engine returned an error running query: can not sort on undefined field: {f}"
                 )))
             }
         }

@@ -430,7 +430,7 @@ fn remove_stale_generations(root: &Path, keep: &str) {
 
 pub(crate) fn engine_error(e: impl std::fmt::Display) -> CkanError {
     search_error(format!(
-        "'Search engine returned an error running query: {e}'"
+        "Search engine returned an error running query: {e}"
     ))
 }
 
@@ -445,7 +445,7 @@ fn sort_column(field: &SortField) -> CkanResult<SortByErasedType> {
             Ok(SortByErasedType::for_field(format!("o.{f}")))
         }
         SortField::Field(f) => Err(search_error(format!(
-            "'Search engine returned an error running query: can not sort on undefined field: {f}'"
+            "Search engine returned an error running query: can not sort on undefined field: {f}"
         ))),
     }
 }

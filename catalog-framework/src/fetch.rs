@@ -160,9 +160,15 @@ fn allowed_by(entry: &str, host: &str, ip: Option<IpAddr>, port: u16) -> bool {
     entry.parse::<IpAddr>().is_ok_and(|e| e == ip)
 }
 
+/// `localhost`, `*.localhost` (a trailing dot allowed): names that always resolve to loopback.
+fn is_loopback_name(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    host == "localhost" || host.ends_with(".localhost")
+}
+
 /// The host of an address, checked as far as can be done without a lookup: the scheme is
-/// `http` or `https`, there is a host, no user info, and a literal address is not internal
-/// (unless allowed). What a source's create-time check calls; [`to_file`] checks again, after
+/// `http` or `https`, there is a host, no user info, and a literal address (or `localhost`) is
+/// not internal (unless allowed). What a source's create-time check calls; [`to_file`] checks again, after
 /// resolving.
 pub fn check_address(config: &FetchConfig, url: &str) -> Result<reqwest::Url, FetchError> {
     let parsed = reqwest::Url::parse(url.trim())
@@ -182,18 +188,18 @@ pub fn check_address(config: &FetchConfig, url: &str) -> Result<reqwest::Url, Fe
         .host_str()
         .ok_or_else(|| FetchError::Refused(format!("The address has no host: {url}")))?
         .to_string();
+    let port = parsed.port_or_known_default().unwrap_or(80);
     let literal = host
         .trim_start_matches('[')
         .trim_end_matches(']')
         .parse::<IpAddr>()
         .ok();
     if let Some(ip) = literal {
-        check_ip(
-            config,
-            &host,
-            ip,
-            parsed.port_or_known_default().unwrap_or(80),
-        )?;
+        check_ip(config, &host, ip, port)?;
+    } else if is_loopback_name(&host) {
+        // `localhost` and `*.localhost` always mean this machine (RFC 6761): refused as its
+        // loopback address would be, before any lookup.
+        check_ip(config, &host, IpAddr::from([127, 0, 0, 1]), port)?;
     }
     Ok(parsed)
 }
@@ -420,6 +426,8 @@ mod tests {
             "http://[::1]:8080/",
             "http://169.254.169.254/latest/meta-data/",
             "http://user:pw@example.org/",
+            "http://localhost:8080/",
+            "http://api.LOCALHOST./",
             "not an address",
         ] {
             assert!(
@@ -433,6 +441,13 @@ mod tests {
             ..FetchConfig::default()
         };
         assert!(check_address(&allowing, "http://127.0.0.1:9000/x.csv").is_ok());
+        assert!(check_address(&allowing, "http://localhost:9000/x.csv").is_ok());
+        let by_name = FetchConfig {
+            allowed_hosts: vec!["localhost:8080".into()],
+            ..FetchConfig::default()
+        };
+        assert!(check_address(&by_name, "http://localhost:8080/").is_ok());
+        assert!(check_address(&by_name, "http://localhost:8081/").is_err());
         assert!(allowed_by("files.internal", "FILES.internal", None, 80));
         assert!(allowed_by(
             "10.0.0.0/8",

@@ -50,45 +50,17 @@ class Fetcher:
             return resp.read()
 
 
-def load_shapes(names):
-    from rdflib import Graph, Namespace
-    sh = Namespace("http://www.w3.org/ns/shacl#")
-    graph = Graph()
-    for name in names:
-        if name not in v.SHAPE_SETS:
-            raise SystemExit("error: unknown shape set %r" % name)
-        for p in v.SHAPE_SETS[name]:
-            graph.parse(os.path.join(v.SHAPES, p), format="turtle")
-    # As validate.py: the 3.0.1 generated shapes reference property shapes defined nowhere.
-    for s_, o in [(s_, o) for s_, o in graph.subject_objects(sh.property)
-                  if graph.value(o, sh.path) is None]:
-        graph.remove((s_, sh.property, o))
-    return graph
-
-
 def violations(data, fmt, base, shapes, ignore_class):
-    """[(severity, focus, path, message)] of one document, violations only."""
-    from rdflib import Graph, Namespace
-    from rdflib.namespace import RDF
+    """(triples, [violation]) of one document: focus, path, message, constraint."""
+    from rdflib import Graph
     from pyshacl import validate
-    sh = Namespace("http://www.w3.org/ns/shacl#")
     g = Graph()
     g.parse(data=data, format=fmt, publicID=base)
-    _, results, _ = validate(g, shacl_graph=shapes, abort_on_first=False,
-                             allow_warnings=True, advanced=True)
-    out = []
-    for res in results.subjects(RDF.type, sh.ValidationResult):
-        comp = results.value(res, sh.sourceConstraintComponent)
-        if ignore_class and comp == sh.ClassConstraintComponent:
-            continue
-        sev = str(results.value(res, sh.resultSeverity) or "Violation").rsplit("#", 1)[-1]
-        if sev != "Violation":
-            continue
-        out.append({"focus": str(results.value(res, sh.focusNode)),
-                    "path": str(results.value(res, sh.resultPath)),
-                    "message": str(results.value(res, sh.resultMessage)),
-                    "constraint": str(comp).rsplit("#", 1)[-1]})
-    return len(g), sorted(out, key=lambda r: (r["focus"], r["path"], r["message"]))
+    _, results_graph, _ = validate(g, shacl_graph=shapes, abort_on_first=False,
+                                   allow_warnings=True, advanced=True)
+    found = [{k: r[k] for k in ("focus", "path", "message", "constraint")}
+             for r in v.results(results_graph, ignore_class) if r["severity"] == "Violation"]
+    return len(g), sorted(found, key=lambda r: (r["focus"], r["path"], r["message"]))
 
 
 def main():
@@ -116,7 +88,11 @@ def main():
             print("error: unknown format %r" % f, file=sys.stderr)
             return 2
     try:
-        shapes = load_shapes([s.strip() for s in args.shapes.split(",") if s.strip()])
+        shapes = v.load_shapes(v.shape_set_files(
+            [s.strip() for s in args.shapes.split(",") if s.strip()]))
+    except KeyError as e:
+        print("error: unknown shape set %s" % e, file=sys.stderr)
+        return 2
     except ImportError as e:
         print("error: %s (run check_deployment.sh, which installs pyshacl)" % e, file=sys.stderr)
         return 2

@@ -4,11 +4,5 @@
 # Usage: validate.sh [-s 3-core|3-full|3-recommended|2-core|...] [-k] [-v] [-f FORMAT] INPUT
 # First run installs pyshacl/rdflib (pinned in requirements.txt) into the acceptance venv
 # ($CATALOG_VENV, default ~/.cache/catalog-venv) or $SHACL_VENV.
-set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-VENV="${SHACL_VENV:-${CATALOG_VENV:-$HOME/.cache/catalog-venv}}"
-if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import pyshacl' 2>/dev/null; then
-  python3 -m venv "$VENV" >&2
-  "$VENV/bin/pip" install -q -r "$HERE/requirements.txt" >&2
-fi
-exec "$VENV/bin/python" "$HERE/validate.py" "$@"
+exec "$HERE/python.sh" "$HERE/validate.py" "$@"

@@ -150,7 +150,7 @@ impl Runner {
             .call(
                 Method::Get,
                 "status_show",
-                self.opts.token.clone().as_deref(),
+                self.opts.token.as_deref(),
                 Body::Json(&json!({})),
                 None,
             )
@@ -312,23 +312,20 @@ impl Runner {
             };
             // In a read-only scenario a value to save that the deployment does not have (an
             // empty list) is not a failure: the steps that need it are skipped.
-            if sc.read_only {
-                if let (Some(r), Verdict::Pass | Verdict::Fail(_)) = (&resp, &verdict) {
-                    let missing: Vec<(&String, &String)> = st
-                        .save
-                        .iter()
-                        .filter(|(_, path)| get_path(&r.body, path).is_none())
-                        .collect();
-                    if !missing.is_empty() && r.status == st.expect_status {
-                        for (var, path) in &missing {
-                            absent.insert(
-                                (*var).clone(),
-                                format!("the deployment has nothing at {path} of step {}", st.name),
-                            );
-                        }
-                        if matches!(&verdict, Verdict::Fail(w) if w.starts_with("cannot save")) {
-                            verdict = Verdict::Pass;
-                        }
+            if let (true, Some(r)) = (sc.read_only, &resp) {
+                let missing: Vec<(&String, &String)> = st
+                    .save
+                    .iter()
+                    .filter(|(_, path)| get_path(&r.body, path).is_none())
+                    .collect();
+                if !missing.is_empty() && r.status == st.expect_status {
+                    for (var, path) in missing {
+                        let why =
+                            format!("the deployment has nothing at {path} of step {}", st.name);
+                        absent.insert(var.clone(), why);
+                    }
+                    if matches!(&verdict, Verdict::Fail(w) if w.starts_with("cannot save")) {
+                        verdict = Verdict::Pass;
                     }
                 }
             }

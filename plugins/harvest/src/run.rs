@@ -1014,7 +1014,7 @@ impl JobHandler for FinishRun {
 
 /// Runs the commit hooks the run's background writes skipped (the search index's sync).
 pub(crate) async fn catch_up_derived_state(app: &AppState) {
-    for hook in &app.commit_hooks {
+    for hook in app.commit_hooks.iter().filter(|h| h.read_your_writes()) {
         if let Err(e) = hook.after_write_commit(app).await {
             tracing::warn!(hook = hook.name(), error = %e, "catching up after a harvest failed; the background sync retries");
         }
@@ -1345,16 +1345,7 @@ impl JobHandler for ClearSource {
             let n = ctx
                 .run_write("harvest_clear", move |ctx| {
                     Box::pin(async move {
-                        let mut n = 0;
-                        for id in &batch {
-                            if ctx.package_row(id).await?.is_none() {
-                                continue;
-                            }
-                            let mut p = Params::new();
-                            p.insert("id".into(), json!(id));
-                            ctx.call("dataset_purge", p).await?;
-                            n += 1;
-                        }
+                        let n = crate::source::delete::purge_datasets(ctx, &batch).await?;
                         Ok(json!(n))
                     })
                 })

@@ -28,6 +28,9 @@ pub struct HarvestSettings {
     pub schedule_interval_secs: u64,
     /// `batch_size`: datasets written in one transaction.
     pub batch_size: usize,
+    /// `clear_inline_max`: a `harvest_source_clear` of more datasets than this runs as a
+    /// background job, a batch per transaction.
+    pub clear_inline_max: usize,
     /// `harvest_source_limit` (CKAN's): sources `harvest_source_list` returns at most.
     pub source_limit: i64,
     /// `default_dataset_name_append` (ckanext-harvest's): `number-sequence` or `random-hex`.
@@ -50,6 +53,7 @@ impl Default for HarvestSettings {
             timeout_minutes: 24 * 60,
             schedule_interval_secs: 60,
             batch_size: 25,
+            clear_inline_max: 1000,
             source_limit: 100,
             name_append_random: false,
             user_name: None,
@@ -106,6 +110,8 @@ impl HarvestSettings {
         s.timeout_minutes = uint("timeout", s.timeout_minutes)?;
         s.schedule_interval_secs = uint("schedule_interval_secs", s.schedule_interval_secs)?.max(1);
         s.batch_size = (uint("batch_size", s.batch_size as u64)?.clamp(1, 500)) as usize;
+        s.clear_inline_max =
+            uint("clear_inline_max", s.clear_inline_max as u64)?.min(100_000) as usize;
         s.source_limit = uint("harvest_source_limit", s.source_limit as u64)?.max(1) as i64;
         if let Some(v) = get("max_delete_share") {
             let share = v
@@ -163,13 +169,14 @@ mod tests {
         c.catalog.other.insert(
             "harvest".into(),
             json!({"allow_hosts": ["127.0.0.1:8080", "files.local"], "max_delete_share": 0.2,
-                   "timeout": "30", "batch_size": 1000}),
+                   "timeout": "30", "batch_size": 1000, "clear_inline_max": 0}),
         );
         let s = HarvestSettings::from_config(&c).unwrap();
         assert_eq!(s.allow_hosts, vec!["127.0.0.1:8080", "files.local"]);
         assert_eq!(s.max_delete_share, 0.2);
         assert_eq!(s.timeout_minutes, 30);
         assert_eq!(s.batch_size, 500);
+        assert_eq!(s.clear_inline_max, 0);
         let f = s.fetch_config(&FetchConfig::default());
         assert!(f.allowed_hosts.contains(&"127.0.0.1:8080".to_string()));
         assert_eq!(f.max_bytes, 50 * 1024 * 1024);

@@ -37,8 +37,9 @@ pub(crate) async fn harvest_source_delete(
 
 action_params! {
     /// Clear a harvest source: purge every dataset it ever harvested, and its jobs, objects
-    /// and errors. The source itself stays. A source with more than 1,000 datasets is cleared
-    /// by a background job (its datasets go a batch at a time).
+    /// and errors. The source itself stays. A source with more than
+    /// `catalog.harvest.clear_inline_max` datasets (1,000) is cleared by a background job (its
+    /// datasets go a batch at a time).
     ///
     /// :rtype: dictionary with the source's `id`
     pub struct HarvestSourceClearParams {
@@ -56,11 +57,6 @@ pub(crate) async fn harvest_source_clear(
     Ok(json!({"id": pkg.id}))
 }
 
-/// Datasets a clear purges inside the calling request; a source with more is cleared by a
-/// background job, a batch per transaction (one request must not hold the store's writer for
-/// minutes).
-const INLINE_CLEAR: usize = 1_000;
-
 /// Purges the source's datasets, then its history (in the background for a big source).
 async fn clear(ctx: &mut ActionContext, source_id: &str) -> CkanResult<()> {
     if store::active_job(ctx.db().await?, source_id)
@@ -72,7 +68,9 @@ async fn clear(ctx: &mut ActionContext, source_id: &str) -> CkanResult<()> {
         ));
     }
     let ids = store::source_package_ids(ctx.db().await?, source_id).await?;
-    if ids.len() > INLINE_CLEAR {
+    // One request must not hold the store's writer for minutes: a big source is cleared by a
+    // background job, a batch per transaction.
+    if ids.len() > crate::settings(&ctx.app).clear_inline_max {
         ctx.enqueue_job(
             crate::run::CLEAR_JOB,
             json!({"source_id": source_id}),
@@ -82,16 +80,25 @@ async fn clear(ctx: &mut ActionContext, source_id: &str) -> CkanResult<()> {
         .await?;
         return Ok(());
     }
+    purge_datasets(ctx, &ids).await?;
+    store::clear_history(ctx.db().await?, source_id, false).await?;
+    Ok(())
+}
+
+/// Purges the datasets that still exist among `ids` in the caller's transaction; answers how
+/// many it purged.
+pub(crate) async fn purge_datasets(ctx: &mut ActionContext, ids: &[String]) -> CkanResult<usize> {
+    let mut n = 0;
     for id in ids {
-        if ctx.package_row(&id).await?.is_none() {
+        if ctx.package_row(id).await?.is_none() {
             continue;
         }
         let mut purge = Params::new();
         purge.insert("id".into(), json!(id));
         ctx.call_ignoring_auth("dataset_purge", purge).await?;
+        n += 1;
     }
-    store::clear_history(ctx.db().await?, source_id, false).await?;
-    Ok(())
+    Ok(n)
 }
 
 action_params! {

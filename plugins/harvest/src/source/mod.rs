@@ -360,33 +360,17 @@ async fn check_and_save(ctx: &mut ActionContext, d: &Map<String, Value>) -> Ckan
     Ok(())
 }
 
-/// A source url the server may fetch: `http(s)`, no user info, and neither a literal internal
-/// address nor a name that always means this machine (`localhost`, `*.localhost`, RFC 6761),
-/// unless allowed. Other names are not looked up here — this runs inside the writing
-/// transaction, and a slow resolver must not hold it — but at every fetch, where every address
-/// a name resolves to is checked.
+/// A source url the server may fetch, as far as it can be told without a lookup (this runs
+/// inside the writing transaction, and a slow resolver must not hold it):
+/// [`catalog_framework::fetch::check_address`]. Every fetch checks again, with every address
+/// the name resolves to.
 fn check_source_address(
     fetch: &catalog_framework::store::config::FetchConfig,
     url: &str,
 ) -> Result<(), String> {
-    use catalog_framework::fetch;
-    let parsed = fetch::check_address(fetch, url).map_err(|e| e.to_string())?;
-    let host = parsed.host_str().unwrap_or_default().to_ascii_lowercase();
-    let host = host.trim_end_matches('.');
-    let loopback_name = host == "localhost" || host.ends_with(".localhost");
-    if loopback_name {
-        let port = parsed.port_or_known_default().unwrap_or(80);
-        let allowed = fetch.allowed_hosts.iter().any(|h| {
-            let h = h.trim();
-            h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(&format!("{host}:{port}"))
-        });
-        if !allowed {
-            return Err(format!(
-                "The address {host} is internal and is not fetched (catalog.harvest.allow_hosts)"
-            ));
-        }
-    }
-    Ok(())
+    catalog_framework::fetch::check_address(fetch, url)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// The source dataset of an id or name, or ckanext-harvest's

@@ -96,7 +96,8 @@ async fn source_catalog(kind: catalog_host::testkit::StoreKind, n: usize) -> Tes
 async fn a_ckan_catalog_round_trips_and_stays_in_sync() {
     for kind in stores().await {
         let a = source_catalog(kind, 23).await;
-        let b = harvester(kind, json!({})).await;
+        // Clears of more than 5 datasets run as a job (checked at the end).
+        let b = harvester(kind, json!({"clear_inline_max": 5})).await;
         let src = source(
             &b,
             "city-portal",
@@ -197,5 +198,34 @@ async fn a_ckan_catalog_round_trips_and_stays_in_sync() {
         assert_eq!(status["job_count"], 3, "{kind}");
         let objects = b.ok("harvest_object_list", json!({"source_id": src})).await;
         assert_eq!(objects.as_array().unwrap().len(), 21, "{kind}");
+
+        // A clear of more datasets than clear_inline_max answers at once and purges them in
+        // the background (the harvest_clear job), then the source's history.
+        let cleared = b.ok("harvest_source_clear", json!({"id": src})).await;
+        assert_eq!(cleared["id"], json!(src), "{kind}");
+        let mut left = usize::MAX;
+        for _ in 0..200 {
+            left = harvested(&b, &src).await.len();
+            let jobs = b.ok("harvest_job_list", json!({"source_id": src})).await;
+            if left == 0 && jobs == json!([]) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert_eq!(left, 0, "{kind}: the clear job purged every dataset");
+        let e = b
+            .err(Some(&b.admin), "package_show", json!({"id": "ds-002"}))
+            .await;
+        assert_eq!(
+            e["__type"], "Not Found Error",
+            "{kind}: purged, not deleted: {e}"
+        );
+        let objects = b.ok("harvest_object_list", json!({"source_id": src})).await;
+        assert_eq!(objects, json!([]), "{kind}: and its history");
+        assert_eq!(
+            b.ok("harvest_source_show", json!({"id": src})).await["id"],
+            json!(src),
+            "{kind}: the source stays"
+        );
     }
 }

@@ -46,6 +46,8 @@ impl Node {
             .arg(db)
             .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
             .env("RUST_LOG", "info,sqlx=warn")
+            // The tests make datasets without an organization (CKAN's test settings).
+            .env("CATALOG__AUTH__CREATE_UNOWNED_DATASET", "true")
             .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(out)

@@ -116,8 +116,13 @@ async fn check(kind: StoreKind) {
     );
     // user_list's order_by number_created_packages and about.
     t.ok(
+        "organization_create",
+        json!({"name": format!("org-{kind}")}),
+    )
+    .await;
+    t.ok(
         "package_create",
-        json!({"name": format!("by-admin-{kind}")}),
+        json!({"name": format!("by-admin-{kind}"), "owner_org": format!("org-{kind}")}),
     )
     .await;
     let by_count = t

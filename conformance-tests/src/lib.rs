@@ -169,6 +169,25 @@ mod tests {
     }
 
     #[test]
+    fn every_shipped_profile_applies_to_the_shipped_cases() {
+        let profiles = CaseSource::Embedded.profiles().unwrap();
+        assert!(profiles.contains(&"ckan-2.12".to_string()), "{profiles:?}");
+        for name in profiles {
+            // Stale entries (a step renamed or removed) and entries without reasons fail here.
+            let (scenarios, _) = load_suite_from(&CaseSource::Embedded, None, &name)
+                .unwrap_or_else(|e| panic!("profile {name}: {e:#}"));
+            let overridden = scenarios
+                .iter()
+                .flat_map(|s| &s.steps)
+                .filter(|st| st.profile_reason.is_some())
+                .count();
+            if name != DEFAULT_PROFILE {
+                assert!(overridden > 0, "profile {name} overrides nothing");
+            }
+        }
+    }
+
+    #[test]
     fn the_embedded_cases_are_the_shipped_cases() {
         let (dir, _) = load_suite(&default_cases_dir(), None).unwrap();
         let (built_in, _) = load_suite_from(&CaseSource::Embedded, None, DEFAULT_PROFILE).unwrap();

@@ -135,6 +135,9 @@ pub struct Override {
     pub expect_contains: Option<Value>,
     #[serde(default)]
     pub expect_excludes: Option<Value>,
+    /// Replaces the headers the step expects (`{}`: none).
+    #[serde(default)]
+    pub expect_headers: Option<BTreeMap<String, String>>,
 }
 
 /// A profile: a name and its expectation overrides by `scenario/step`.
@@ -187,6 +190,9 @@ impl Profile {
                 st.profile_skip = o.skip;
                 if let Some(s) = o.expect_status {
                     st.expect_status = s;
+                }
+                if let Some(h) = &o.expect_headers {
+                    st.expect_headers.clone_from(h);
                 }
                 for (to, from) in [
                     (&mut st.expect, &o.expect),

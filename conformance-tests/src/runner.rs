@@ -311,8 +311,12 @@ impl Runner {
                 Err(why) => Verdict::Fail(why),
             };
             // In a read-only scenario a value to save that the deployment does not have (an
-            // empty list) is not a failure: the steps that need it are skipped.
-            if let (true, Some(r)) = (sc.read_only, &resp) {
+            // empty list) is not a failure: the steps that need it are skipped. Likewise a step
+            // a profile expects to answer otherwise (an error where the cases expect a
+            // result): what it would have saved is absent, and the steps using it are skipped
+            // with the profile's reason.
+            let profiled = st.profile_reason.as_deref();
+            if let (true, Some(r)) = (sc.read_only || profiled.is_some(), &resp) {
                 let missing: Vec<(&String, &String)> = st
                     .save
                     .iter()
@@ -320,8 +324,15 @@ impl Runner {
                     .collect();
                 if !missing.is_empty() && r.status == st.expect_status {
                     for (var, path) in missing {
-                        let why =
-                            format!("the deployment has nothing at {path} of step {}", st.name);
+                        let why = match profiled {
+                            Some(reason) => format!(
+                                "profile {}: step {} answers otherwise: {reason}",
+                                self.opts.profile, st.name
+                            ),
+                            None => {
+                                format!("the deployment has nothing at {path} of step {}", st.name)
+                            }
+                        };
                         absent.insert(var.clone(), why);
                     }
                     if matches!(&verdict, Verdict::Fail(w) if w.starts_with("cannot save")) {

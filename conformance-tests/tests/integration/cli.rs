@@ -24,6 +24,24 @@ fn run(args: &[&str]) -> (i32, String) {
     (out.status.code().unwrap_or(-1), text)
 }
 
+/// Runs the binary on a directory of cases with a token, off the server's runtime threads.
+async fn run_cases(
+    base: &str,
+    token: &str,
+    cases: &std::path::Path,
+    extra: &[&str],
+) -> (i32, String) {
+    let mut args: Vec<String> = ["--base-url", base, "--token", token, "--cases"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.push(cases.to_string_lossy().into_owned());
+    args.extend(extra.iter().map(|s| s.to_string()));
+    tokio::task::spawn_blocking(move || run(&args.iter().map(String::as_str).collect::<Vec<_>>()))
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cli_writes_its_reports_and_exits_as_documented() {
     let (server, token) = server::start_default(StoreKind::Sqlite).await;
@@ -85,21 +103,31 @@ async fn the_cli_writes_its_reports_and_exits_as_documented() {
         r#"{"name": "mine", "steps": [{"name": "wrong", "method": "GET", "action": "site_read", "expect_status": 500}]}"#,
     )
     .unwrap();
-    let (b, t, c) = (base.clone(), token.clone(), cases.clone());
-    let (code, out) = tokio::task::spawn_blocking(move || {
-        run(&[
-            "--base-url",
-            &b,
-            "--token",
-            &t,
-            "--cases",
-            c.to_str().unwrap(),
-        ])
-    })
-    .await
-    .unwrap();
+    let (code, out) = run_cases(&base, &token, &cases, &[]).await;
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("FAIL  mine/wrong"), "{out}");
+
+    // A profile's override of a step that then cannot save a value: the steps using the value
+    // are skipped with the override's reason, not failed.
+    std::fs::write(
+        cases.join("01-mine.json"),
+        r#"{"name": "mine", "steps": [
+            {"name": "make", "action": "package_show", "params": {"id": "none-{{run}}"}, "expect_status": 200, "save": {"x": "result.id"}},
+            {"name": "use", "action": "package_show", "params": {"id": "{{x}}"}, "expect_status": 200}]}"#,
+    )
+    .unwrap();
+    std::fs::create_dir(cases.join("profiles")).unwrap();
+    std::fs::write(
+        cases.join("profiles/other.json"),
+        r#"{"overrides": {"mine/make": {"reason": "this product has no such dataset", "expect_status": 404}}}"#,
+    )
+    .unwrap();
+    let (code, out) = run_cases(&base, &token, &cases, &["--profile", "other"]).await;
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("skip  mine/use (package_show): profile other: step make answers otherwise: this product has no such dataset"),
+        "{out}"
+    );
 
     // A wrong invocation: exit 2.
     let b = base.clone();
@@ -134,5 +162,5 @@ async fn the_cli_writes_its_reports_and_exits_as_documented() {
     assert_eq!(code, 3, "{out}");
 
     let (code, out) = run(&["--base-url", "x", "--list-profiles"]);
-    assert_eq!((code, out.trim()), (0, "catalog"));
+    assert_eq!((code, out.trim()), (0, "catalog\nckan-2.12"));
 }

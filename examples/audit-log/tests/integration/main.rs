@@ -213,8 +213,12 @@ async fn catalog_plugins_switches_the_plugin_off() {
         );
         let err = t.fail(Some(&t.admin), "audit_log_list", json!({})).await;
         assert_eq!(err.kind, ErrorKind::NotFound, "{kind:?}");
-        t.ok("package_create", json!({"name": "forbidden-ok"}))
-            .await;
+        t.ok("organization_create", json!({"name": "office"})).await;
+        t.ok(
+            "package_create",
+            json!({"name": "forbidden-ok", "owner_org": "office"}),
+        )
+        .await;
         let shown = t.ok("package_show", json!({"id": "forbidden-ok"})).await;
         assert!(shown.get("audit_event_count").is_none(), "{kind:?}");
         let tables: Vec<(String,)> =

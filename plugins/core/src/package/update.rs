@@ -72,7 +72,8 @@ pub(crate) async fn update_dict(ctx: &mut ActionContext, p: Params) -> CkanResul
         claim_name(ctx, n, &row.id, &mut errs).await?;
         doc.insert("name".into(), json!(n));
     }
-    if data.contains_key("owner_org") {
+    // CKAN's update schema ignores a missing or null `owner_org`: the owner stays.
+    if data.get("owner_org").is_some_and(|v| !v.is_null()) {
         let org = resolve_owner_org(ctx, data.get("owner_org"), Some(&row), &mut errs).await?;
         doc.insert("owner_org".into(), json!(org));
     }

@@ -15,6 +15,17 @@ else
     echo "test.sh: PostgreSQL not reachable at 127.0.0.1:5432: PostgreSQL tests will report skipped"
 fi
 
+# The S3-compatible server the file-store tests start on loopback (tests/hardening/file_store.rs):
+# s3s-fs from crates.io, installed once into ~/.cache (a few minutes the first time).
+export S3S_FS_BIN="${S3S_FS_BIN:-$HOME/.cache/s3s-fs/bin/s3s-fs}"
+if [ ! -x "$S3S_FS_BIN" ]; then
+    echo "test.sh: installing s3s-fs 0.14.1 (the S3 server of the file-store tests)"
+    CARGO_TARGET_DIR="$HOME/.cache/s3s-fs/target" cargo install s3s-fs@0.14.1 --locked \
+        --features binary --root "$HOME/.cache/s3s-fs"
+    rm -rf "$HOME/.cache/s3s-fs/target"
+    export S3S_FS_BIN="$HOME/.cache/s3s-fs/bin/s3s-fs"
+fi
+
 cargo test --workspace "$@"
 
 echo "test.sh: CKAN acceptance (ckanapi against catalog serve)"

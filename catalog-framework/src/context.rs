@@ -22,6 +22,8 @@ pub struct App {
     pub store: Store,
     pub registry: Registry,
     pub data_dir: PathBuf,
+    /// Where uploaded files live (`catalog.storage.*`).
+    pub files: crate::files::FileStore,
     /// The search index: the backend chosen by `catalog.search.backend`, kept in step with
     /// the store by the host's indexer.
     pub search: Arc<dyn crate::search_index::SearchIndex>,

@@ -404,7 +404,9 @@ pub async fn serve(app: AppState, listener: tokio::net::TcpListener) -> std::io:
     }
     let workers = crate::workers::WorkerPool::spawn(app.clone(), options);
     let services = spawn_services(&app);
+    let node = crate::nodes::start(app.clone()).await;
     let limits = crate::server::ServerLimits::from_config(&app.config.catalog.server);
+    let node_app = app.clone();
     let router = router(app);
     let result = tokio::select! {
         r = crate::server::serve(listener, router, limits) => r,
@@ -414,6 +416,10 @@ pub async fn serve(app: AppState, listener: tokio::net::TcpListener) -> std::io:
         }
     };
     services.stop().await;
+    if let Some((id, heartbeat)) = node {
+        heartbeat.abort();
+        crate::nodes::unregister(&node_app, &id).await;
+    }
     for pool in pools {
         pool.shutdown().await;
     }

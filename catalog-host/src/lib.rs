@@ -9,6 +9,7 @@
 mod feed;
 mod http;
 mod indexer;
+mod nodes;
 mod openapi;
 mod server;
 pub mod testkit;
@@ -66,6 +67,12 @@ pub async fn build_app_with(
             .map_err(|e| anyhow::anyhow!("plugin {}: {e:#}", p.name()))?;
     }
     std::fs::create_dir_all(&data_dir)?;
+    let files = catalog_framework::files::FileStore::from_config(
+        &config.catalog.storage,
+        config.catalog.storage_path.as_deref(),
+        &data_dir,
+    )?;
+    tracing::info!(files = %files.describe, "file store");
     let store = Store::connect(database_url).await?;
     store.migrate().await?;
     for p in registry.plugin_set().iter() {
@@ -97,6 +104,7 @@ pub async fn build_app_with(
         store,
         registry,
         data_dir,
+        files,
         search: search.clone(),
         commit_hooks: vec![Arc::new(indexer::IndexOnCommit)],
         // On PostgreSQL only where each node follows the change feed, which invalidates it.

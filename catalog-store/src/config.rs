@@ -56,6 +56,12 @@ pub struct CatalogConfig {
     pub fetch: FetchConfig,
     /// Outgoing mail (`user_invite`): CKAN's `smtp.*` settings.
     pub smtp: SmtpConfig,
+    /// Where uploaded files live: the local directory (default) or an S3-compatible object
+    /// store shared by every node.
+    pub storage: StorageConfig,
+    /// CKAN's `ckan.storage_path`: the local file store's directory (files under
+    /// `<storage_path>/resources/`); unset: the data directory.
+    pub storage_path: Option<std::path::PathBuf>,
     /// The plugins to enable (CKAN's `ckan.plugins`); unset: every plugin enabled by default.
     pub plugins: Option<crate::model::PluginList>,
     /// The other `catalog.*` keys, kept for the plugins that read them in their `configure`
@@ -87,6 +93,8 @@ impl Default for CatalogConfig {
             jobs: JobsConfig::default(),
             fetch: FetchConfig::default(),
             smtp: SmtpConfig::default(),
+            storage: StorageConfig::default(),
+            storage_path: None,
             plugins: None,
             other: serde_json::Map::new(),
         }
@@ -223,6 +231,48 @@ impl Default for FetchConfig {
             max_bytes: 1024 * 1024 * 1024,
             max_redirects: 5,
             allowed_hosts: Vec::new(),
+        }
+    }
+}
+
+/// `catalog.storage.*`: the file store of uploaded resources (docs/FILE-STORE.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StorageConfig {
+    /// `local` (a directory of this node: `catalog.storage_path`, else the data directory) or
+    /// `s3` (an S3-compatible object store, for several nodes).
+    pub backend: String,
+    /// The S3 bucket (it must exist).
+    pub bucket: String,
+    /// The S3 region (`us-east-1` when the store does not care).
+    pub region: String,
+    /// The S3 endpoint for stores other than AWS (`http://127.0.0.1:9000`); unset: AWS.
+    pub endpoint: Option<String>,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
+    /// Allow `http://` endpoints (a store on the same host or network).
+    pub allow_http: bool,
+    /// A key prefix inside the bucket (`catalog/`), so one bucket can hold several catalogs.
+    pub prefix: String,
+    /// Seconds one request to the store may take (a 5 MiB part of an upload, a read).
+    pub timeout_secs: u64,
+    /// Times a failed request to the store is tried again.
+    pub max_retries: usize,
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        StorageConfig {
+            backend: "local".into(),
+            bucket: String::new(),
+            region: "us-east-1".into(),
+            endpoint: None,
+            access_key_id: None,
+            secret_access_key: None,
+            allow_http: false,
+            prefix: String::new(),
+            timeout_secs: 60,
+            max_retries: 2,
         }
     }
 }

@@ -63,6 +63,11 @@ const MIGRATIONS: &[crate::model::Migration] = &[
         sqlite: include_str!("migrations/sqlite/0007_search_feed.sql"),
         postgres: include_str!("migrations/postgres/0007_search_feed.sql"),
     },
+    crate::model::Migration {
+        version: "0008_node",
+        sqlite: include_str!("migrations/sqlite/0008_node.sql"),
+        postgres: include_str!("migrations/postgres/0008_node.sql"),
+    },
 ];
 
 /// Splits a migration into statements at `;`, keeping SQLite trigger bodies

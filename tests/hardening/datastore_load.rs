@@ -66,25 +66,17 @@ async fn kill_9_during_a_load_leaves_no_half_table_and_loses_no_write() {
             .call("package_create", json!({"name": "big-upload"}))
             .await;
         assert_eq!(status_code, 200, "{kind}: {made}");
-        let form = reqwest::multipart::Form::new()
-            .text("package_id", "big-upload")
-            .text("format", "CSV")
-            .text("name", "Big")
-            .part(
-                "upload",
-                reqwest::multipart::Part::bytes(body.clone()).file_name("big.csv"),
-            );
-        let res: Value = server
-            .client
-            .post(format!("{}/api/3/action/resource_create", server.base))
-            .header("Authorization", &server.token)
-            .multipart(form)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let (_, res) = server
+            .upload(
+                &[
+                    ("package_id", "big-upload"),
+                    ("format", "CSV"),
+                    ("name", "Big"),
+                ],
+                "big.csv",
+                body.clone(),
+            )
+            .await;
         let rid = res["result"]["id"].as_str().expect("resource").to_string();
 
         // Writes beside the load, each acknowledged one remembered.

@@ -303,23 +303,13 @@ async fn uploads_larger_than_two_mebibytes_stream_to_disk() {
         let before = server.peak_rss_kib();
         let size = 48 * 1024 * 1024;
         let data: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
-        let form = reqwest::multipart::Form::new()
-            .text("package_id", ds["id"].as_str().unwrap().to_string())
-            .text("name", "big")
-            .part(
-                "upload",
-                reqwest::multipart::Part::bytes(data.clone()).file_name("big.bin"),
-            );
-        let resp = server
-            .client
-            .post(format!("{}/api/3/action/resource_create", server.base))
-            .header("Authorization", &server.token)
-            .multipart(form)
-            .send()
-            .await
-            .unwrap();
-        let status = resp.status().as_u16();
-        let body: Value = resp.json().await.unwrap();
+        let (status, body) = server
+            .upload(
+                &[("package_id", ds["id"].as_str().unwrap()), ("name", "big")],
+                "big.bin",
+                data.clone(),
+            )
+            .await;
         assert_eq!(status, 200, "{kind}: {body}");
         assert_eq!(body["result"]["size"], json!(size), "{kind}");
         let grown = server.peak_rss_kib().saturating_sub(before);

@@ -7,6 +7,7 @@ mod amplifiers;
 mod concurrency;
 mod crash;
 mod datastore_load;
+mod file_store;
 mod fuzz;
 mod harvest_crash;
 mod http_layer;

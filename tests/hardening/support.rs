@@ -26,6 +26,8 @@ pub(crate) struct Server {
     data_dir: tempfile::TempDir,
     env: Vec<(String, String)>,
     log: Arc<Mutex<Vec<String>>>,
+    /// Another node's PostgreSQL database this one shares ([`Server::another`]).
+    shared_db: Option<String>,
     // Dropped last: the database outlives the process using it.
     db: Option<ScratchDb>,
 }
@@ -65,6 +67,7 @@ impl Server {
             data_dir: tempfile::tempdir().expect("data dir"),
             env,
             log: Default::default(),
+            shared_db: None,
             db,
         };
         server.cli(&[
@@ -85,14 +88,68 @@ impl Server {
     fn command(&self) -> Command {
         let mut c = Command::new(BIN);
         c.arg("--data-dir").arg(self.data_dir.path());
-        if let Some(db) = &self.db {
-            c.arg("--database-url").arg(&db.url);
+        if let Some(url) = self.db.as_ref().map(|d| &d.url).or(self.shared_db.as_ref()) {
+            c.arg("--database-url").arg(url);
         }
         c.env("RUST_LOG", "info,sqlx=warn");
         for (k, v) in &self.env {
             c.env(k, v);
         }
         c
+    }
+
+    /// A second node on this server's PostgreSQL database, with its own data directory, its
+    /// settings and then `env`. It must be dropped before this one (the database's owner).
+    pub(crate) async fn another(&self, env: &[(&str, &str)]) -> Server {
+        assert_eq!(
+            self.kind,
+            StoreKind::Postgres,
+            "nodes share a PostgreSQL database"
+        );
+        let mut all = self.env.clone();
+        all.extend(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let mut node = Server {
+            kind: self.kind,
+            base: String::new(),
+            token: self.token.clone(),
+            client: self.client.clone(),
+            child: None,
+            data_dir: tempfile::tempdir().expect("data dir"),
+            env: all,
+            log: Default::default(),
+            shared_db: Some(self.database_url()),
+            db: None,
+        };
+        node.spawn().await;
+        node
+    }
+
+    /// `resource_create` of a file upload as the sysadmin: `fields` (`package_id`, `name` …)
+    /// and the file's bytes under `filename`; the answer's status and body.
+    pub(crate) async fn upload(
+        &self,
+        fields: &[(&str, &str)],
+        filename: &str,
+        bytes: Vec<u8>,
+    ) -> (u16, Value) {
+        let mut form = reqwest::multipart::Form::new();
+        for (k, v) in fields {
+            form = form.text(k.to_string(), v.to_string());
+        }
+        let form = form.part(
+            "upload",
+            reqwest::multipart::Part::bytes(bytes).file_name(filename.to_string()),
+        );
+        let resp = self
+            .client
+            .post(format!("{}/api/3/action/resource_create", self.base))
+            .header("Authorization", &self.token)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        let status = resp.status().as_u16();
+        (status, resp.json().await.unwrap())
     }
 
     /// Runs an admin command on this server's store; returns its standard output.

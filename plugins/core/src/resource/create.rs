@@ -53,7 +53,7 @@ pub(crate) async fn resource_create(
         .await
         .map_err(last_resource_error)?;
     if let Some((_, up)) = upload {
-        store_file(ctx.app.data_dir.clone(), &new_id, &up).await?;
+        store_file(&ctx.app.files, &new_id, &up).await?;
     }
     let created = find_resource(&shown, &new_id)?;
     ctx.emit(

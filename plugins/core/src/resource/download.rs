@@ -4,7 +4,7 @@ use axum::response::{IntoResponse, Response};
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
-use super::upload_path;
+use catalog_framework::files::OpenError;
 
 /// `GET /dataset/{id}/resource/{resource_id}/download/{filename}`: the uploaded file, with the
 /// dataset's read permission (private datasets stay private).
@@ -49,14 +49,55 @@ pub(crate) async fn download(
     if !belongs || res["url_type"] != json!("upload") {
         return (StatusCode::NOT_FOUND, "Resource data not found").into_response();
     }
-    match tokio::fs::read(upload_path(&app.data_dir, &resource_id)).await {
-        Ok(bytes) => {
-            let ct = res["mimetype"]
-                .as_str()
-                .unwrap_or("application/octet-stream")
-                .to_string();
-            (StatusCode::OK, [(header::CONTENT_TYPE, ct)], bytes).into_response()
+    let ct = res["mimetype"]
+        .as_str()
+        .unwrap_or("application/octet-stream")
+        .to_string();
+    let range = headers
+        .get(header::RANGE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    match app.files.open(&resource_id, range.as_deref()).await {
+        Ok(Some(file)) => {
+            let len = file.range.end - file.range.start;
+            let partial = len != file.total;
+            let mut resp = Response::builder()
+                .status(if partial {
+                    StatusCode::PARTIAL_CONTENT
+                } else {
+                    StatusCode::OK
+                })
+                .header(header::CONTENT_TYPE, ct)
+                .header(header::CONTENT_LENGTH, len)
+                .header(header::ACCEPT_RANGES, "bytes");
+            if partial {
+                resp = resp.header(
+                    header::CONTENT_RANGE,
+                    format!(
+                        "bytes {}-{}/{}",
+                        file.range.start,
+                        file.range.end - 1,
+                        file.total
+                    ),
+                );
+            }
+            resp.body(axum::body::Body::from_stream(file.stream))
+                .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
         }
-        Err(_) => (StatusCode::NOT_FOUND, "Resource data not found").into_response(),
+        Ok(None) => (StatusCode::NOT_FOUND, "Resource data not found").into_response(),
+        Err(OpenError::Unsatisfiable { total }) => (
+            StatusCode::RANGE_NOT_SATISFIABLE,
+            [(header::CONTENT_RANGE, format!("bytes */{total}"))],
+            "Requested range not satisfiable",
+        )
+            .into_response(),
+        Err(OpenError::Store(e)) => {
+            tracing::error!(resource_id, error = %e, "reading an uploaded file");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The file store could not be reached",
+            )
+                .into_response()
+        }
     }
 }

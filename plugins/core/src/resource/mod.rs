@@ -114,26 +114,22 @@ fn guess_mimetype(
     }
 }
 
-/// Copies an upload's temporary file into place (a copy, not a move: a call run again after a
-/// store conflict stores the same upload again).
+/// Stores an upload's temporary file as the resource's file (read, not moved: a call run again
+/// after a store conflict stores the same upload again). A store that fails (an object store
+/// out of reach) fails the call, so its transaction leaves no resource pointing at no file.
 async fn store_file(
-    data_dir: std::path::PathBuf,
+    files: &catalog_framework::files::FileStore,
     resource_id: &str,
     upload: &Upload,
 ) -> CkanResult<()> {
-    let path = upload_path(&data_dir, resource_id);
-    if let Some(dir) = path.parent() {
-        tokio::fs::create_dir_all(dir).await.map_err(internal)?;
-    }
-    tokio::fs::copy(upload.path.as_ref(), &path)
+    files
+        .put_file(resource_id, upload.path.as_ref())
         .await
-        .map_err(internal)?;
+        .map_err(|e| {
+            tracing::error!(resource_id, error = %e, "storing an upload");
+            internal(e)
+        })?;
     Ok(())
-}
-
-/// Files live where [`catalog_framework::files::resource_file_path`] says.
-fn upload_path(data_dir: &std::path::Path, resource_id: &str) -> std::path::PathBuf {
-    catalog_framework::files::resource_file_path(data_dir, resource_id)
 }
 
 fn find_resource(show: &Value, id: &str) -> CkanResult<Value> {

@@ -91,7 +91,7 @@ async fn resource_update_inner(
             }
         })?;
     if let Some((_, up)) = upload {
-        store_file(ctx.app.data_dir.clone(), &id, &up).await?;
+        store_file(&ctx.app.files, &id, &up).await?;
     }
     let updated = find_resource(&shown, &id)?;
     ctx.emit(

@@ -432,12 +432,25 @@ async fn load(
         .prefix("datastore-load-")
         .tempdir_in(std::env::temp_dir())?;
     let path = if res["url_type"] == "upload" {
-        let p = catalog_framework::files::resource_file_path(&app.data_dir, resource_id);
-        if !p.exists() {
-            return Ok(Outcome::Bad("The uploaded file is missing".into()));
+        match app.files.local_path(resource_id) {
+            Some(p) => {
+                if !p.exists() {
+                    return Ok(Outcome::Bad("The uploaded file is missing".into()));
+                }
+                log.line("INFO", "Reading the uploaded file");
+                p
+            }
+            None => {
+                // An object store: the file is copied here first (the loader reads it twice).
+                let dest = work.path().join("upload");
+                log.line("INFO", "Copying the uploaded file from the file store");
+                match app.files.copy_to(resource_id, &dest).await? {
+                    Some(n) => log.line("INFO", format!("Copied {n} bytes")),
+                    None => return Ok(Outcome::Bad("The uploaded file is missing".into())),
+                }
+                dest
+            }
         }
-        log.line("INFO", "Reading the uploaded file");
-        p
     } else {
         let url = res["url"].as_str().unwrap_or_default();
         let dest = work.path().join("download");

@@ -73,9 +73,15 @@ check(headers.get("Location", "").endswith("/api/rest/group/" + group["id"]),
       "the group's Location names its id")
 check(group["packages"] == [], "a new group has no datasets")
 
+# Datasets belong to an organization (create_unowned_dataset is off by default).
+org_name = "legacy-org-" + RUN
+status, _, _ = call("POST", "/api/3/action/organization_create", {"name": org_name})
+check(status == 200, "organization_create answers 200")
+
 name_a = "legacy-a-" + RUN
 status, headers, pkg = call("POST", "/api/rest/dataset", {
     "name": name_a,
+    "owner_org": org_name,
     "title": "Legacy A",
     "notes": "Some **bold** notes, see dataset:" + name_a,
     "tags": "economy  transport",
@@ -99,7 +105,8 @@ check(pkg["ckan_url"] == BASE + "/dataset/" + name_a, "ckan_url is the dataset p
 check(pkg["license"] not in (None, ""), "license carries the title")
 
 name_b = "legacy-b-" + RUN
-status, _, pkg_b = call("POST", "/api/2/rest/package", {"name": name_b, "tags": ["economy"]})
+status, _, pkg_b = call("POST", "/api/2/rest/package",
+                       {"name": name_b, "owner_org": org_name, "tags": ["economy"]})
 check(status == 201, "POST /api/2/rest/package (alias) answers 201")
 check("download_url" not in pkg_b, "v2 has no download_url")
 
@@ -122,7 +129,7 @@ check(status == 403 and isinstance(err, str) and err.startswith("Access denied")
       "an outsider's update is 403 with a JSON string")
 status, _, err = call("POST", "/api/rest/dataset", {"name": "anon-" + RUN}, key=None)
 check(status == 403, "an anonymous create is 403")
-status, _, err = call("POST", "/api/rest/dataset", {"name": name_a})
+status, _, err = call("POST", "/api/rest/dataset", {"name": name_a, "owner_org": org_name})
 check(status == 409 and "name" in err, "a duplicate name is 409 with the raw error dict")
 status, _, err = call("GET", "/api/rest/dataset/no-such-dataset-" + RUN)
 check(status == 404 and err == "Not found", "an unknown dataset is 404 \"Not found\"")

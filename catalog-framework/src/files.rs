@@ -3,9 +3,9 @@
 //! default), or an S3-compatible object store that every node of a deployment shares
 //! (`catalog.storage.*`, docs/FILE-STORE.md).
 //!
-//! Files go in and out as streams: an upload is read from its spooled temporary file in parts
-//! of [`PART_BYTES`] (at most [`PARTS_IN_FLIGHT`] parts held at once), a download is sent as
-//! the store hands it over, so no whole file is ever in memory.
+//! Files go in and out as streams: an upload is copied from its spooled temporary file (into
+//! an object store in parts of [`PART_BYTES`], at most [`PARTS_IN_FLIGHT`] parts held at
+//! once), a download is sent as the store hands it over, so no whole file is ever in memory.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -168,9 +168,23 @@ impl FileStore {
     }
 
     /// Stores the file at `src` as the resource's file, replacing any earlier one; answers
-    /// its size. Read and sent in parts: a file of any size holds at most
+    /// its size. A local store copies it (the kernel's copy) and renames it into place; an
+    /// object store is sent it in parts, so a file of any size holds at most
     /// `PART_BYTES * (PARTS_IN_FLIGHT + 1)` in memory. A failed upload leaves no object.
     pub async fn put_file(&self, resource_id: &str, src: &Path) -> Result<u64, FileStoreError> {
+        if let Some(dest) = self.local_path(resource_id) {
+            // A local store: the kernel copies (no buffer of ours), into a sibling file that
+            // is then renamed over the old one, so a reader never sees half a file.
+            let dir = dest.parent().unwrap_or(Path::new("."));
+            tokio::fs::create_dir_all(dir).await?;
+            let staging = tempfile::Builder::new()
+                .prefix(".upload-")
+                .tempfile_in(dir)?
+                .into_temp_path();
+            let size = tokio::fs::copy(src, &staging).await?;
+            staging.persist(&dest).map_err(|e| e.error)?;
+            return Ok(size);
+        }
         let key = self.key(resource_id);
         let mut file = tokio::fs::File::open(src).await?;
         let size = file.metadata().await?.len();

@@ -1,5 +1,5 @@
-//! The serving nodes of a deployment: each `catalog serve` keeps a row in `catalog_node`
-//! while it runs (its file store and when it was last seen), so that a node started beside
+//! The serving nodes of a deployment on PostgreSQL: each `catalog serve` keeps a row in
+//! `catalog_node` while it runs (its file store and when it was last seen), so that a node started beside
 //! others on one PostgreSQL database can warn when its file store is a local directory — a
 //! file uploaded through one node would not be found by the others (docs/FILE-STORE.md).
 
@@ -72,7 +72,12 @@ pub(crate) fn file_store_warning(
 
 /// Registers this node, warns about its file store if need be, and refreshes its row until
 /// the returned task is aborted (the row is removed by [`unregister`], else it goes stale).
+/// Only on PostgreSQL: one SQLite file is served from one machine, whose directories its
+/// processes share, so there is nothing to warn about and no heartbeat write to make.
 pub(crate) async fn start(app: AppState) -> Option<(String, tokio::task::JoinHandle<()>)> {
+    if app.store.backend != Backend::Postgres {
+        return None;
+    }
     let id = format!(
         "{}-{}",
         hostname(),
@@ -84,14 +89,9 @@ pub(crate) async fn start(app: AppState) -> Option<(String, tokio::task::JoinHan
     );
     match register(&app, &id).await {
         Ok(others) => {
-            // One process on SQLite is one node: several processes on one SQLite file are
-            // on one machine, and share its directories.
-            if app.store.backend == Backend::Postgres {
-                if let Some(w) =
-                    file_store_warning(&app.files.describe, app.files.is_local(), &others)
-                {
-                    tracing::warn!("{w}");
-                }
+            if let Some(w) = file_store_warning(&app.files.describe, app.files.is_local(), &others)
+            {
+                tracing::warn!("{w}");
             }
         }
         Err(e) => {

@@ -31,6 +31,8 @@ pub struct App {
     pub commit_hooks: Vec<Arc<dyn crate::search_index::CommitHook>>,
     /// Rendered `package_show` dicts (embedded deployment only).
     pub package_cache: crate::cache::PackageCache,
+    /// Committed writes the search index (and the `package_show` cache) may not have yet.
+    pub index_lag: crate::search_index::IndexLag,
     /// What the enabled plugins keep for the app's lifetime (their settings, clients …).
     pub extensions: crate::plugin::Extensions,
     /// The site settings changed at run time (`config_option_update`).
@@ -110,6 +112,10 @@ pub struct ActionContext {
     enqueued_jobs: bool,
     db: Db,
     _write_guard: Option<tokio::sync::OwnedMutexGuard<()>>,
+    /// Counts this call among the writes in progress (a group commit waits for them).
+    _writer: Option<crate::store::WriterGuard>,
+    /// When the call began writing and when it got the store's write lock (for the log).
+    write_times: Option<(std::time::Instant, std::time::Instant)>,
 }
 
 impl ActionContext {
@@ -130,6 +136,8 @@ impl ActionContext {
             enqueued_jobs: false,
             db: Db::None,
             _write_guard: None,
+            _writer: None,
+            write_times: None,
         }
     }
 
@@ -233,7 +241,7 @@ impl ActionContext {
     /// be trusted (outside write transactions), else from the store; in a write call the row
     /// is share-locked until commit, so it cannot change under the call.
     pub async fn package_row(&mut self, id_or_name: &str) -> CkanResult<Option<PackageRow>> {
-        if !self.write {
+        if !self.write && !self.app.index_lag.pending() {
             if let Some(hit) = self.app.package_cache.get(id_or_name) {
                 return Ok(Some(hit.row.clone()));
             }
@@ -244,6 +252,19 @@ impl ActionContext {
         }
         let lock = self.lock(Lock::Share);
         Ok(q::package_by_ref_locked(self.db().await?, id_or_name, lock).await?)
+    }
+
+    /// Searches the index once it has every write acknowledged before this call (a search
+    /// right after a write sees it; see [`crate::search_index::SearchIndex::settle`]).
+    pub async fn search(
+        &mut self,
+        req: &crate::search::SearchRequest,
+    ) -> CkanResult<crate::search::SearchHits> {
+        let app = self.app.clone();
+        let limit =
+            std::time::Duration::from_millis(app.config.catalog.search.read_your_writes_wait_ms);
+        app.search.settle(&app, limit).await;
+        app.search.search(req).await
     }
 
     /// A dataset's row with its organization and groups (what its dict shows beside the
@@ -362,9 +383,12 @@ impl ActionContext {
                 self.db = Db::None;
             }
             self.write = true;
+            self._writer = Some(self.app.store.writer_started());
+            let began = std::time::Instant::now();
             if self._write_guard.is_none() {
                 self._write_guard = self.app.store.lock_writes().await;
             }
+            self.write_times = Some((began, std::time::Instant::now()));
         }
     }
 
@@ -573,6 +597,13 @@ impl ActionContext {
         };
         let db = std::mem::take(&mut self.db);
         db.commit().await.map_err(CkanError::from)?;
+        let committed = std::time::Instant::now();
+        drop(self._writer.take());
+        if self.write && !self.background {
+            // Before the answer: a search or `package_show` from now on waits for the index
+            // (and its cache invalidation) to have this write.
+            self.app.index_lag.note_commit();
+        }
         if self.write {
             // Let the next writer in, then let the commit hooks hear the write before
             // answering (the host's indexer brings the index up to it: read-your-writes).
@@ -584,6 +615,16 @@ impl ActionContext {
                 if let Err(e) = hook.after_write_commit(&self.app).await {
                     tracing::error!(action, hook = hook.name(), error = %e, "a commit hook failed; the write stands");
                 }
+            }
+            if let Some((began, locked)) = self.write_times {
+                let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+                tracing::debug!(
+                    action,
+                    lock_wait_ms = ms(locked - began),
+                    locked_ms = ms(committed - locked),
+                    hooks_ms = ms(committed.elapsed()),
+                    "write committed"
+                );
             }
         }
         if self.enqueued_jobs {

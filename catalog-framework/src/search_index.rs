@@ -1,9 +1,12 @@
 //! The search index as actions see it ([`SearchIndex`], `App::search`), and the hook through
 //! which the host hears every committed write ([`CommitHook`]).
 //!
-//! The host implements both with its indexer: after a write action commits, the hook brings
-//! the index up to the store's outbox before the answer goes out (read-your-writes), and
-//! searches go to the backend that `catalog.search.backend` chose.
+//! The host implements both with its indexer: after a write action commits, the hook notes the
+//! commit ([`IndexLag`]) and wakes the indexer, which brings the index up to the store's outbox
+//! in the background, one index commit for all the writes that committed meanwhile. A search
+//! first waits until the index has every write acknowledged before it arrived
+//! ([`SearchIndex::settle`]), so a client reads its writes without each write waiting for an
+//! index commit of its own. Searches go to the backend that `catalog.search.backend` chose.
 
 use std::any::Any;
 use std::time::{Duration, Instant};
@@ -31,6 +34,44 @@ impl RebuildReport {
     }
 }
 
+/// Writes of this process that committed, against those the search index (and the
+/// `package_show` cache, which the indexer invalidates) has applied: while any is pending, a
+/// search waits for the indexer ([`SearchIndex::settle`]) and `package_show` reads the store.
+#[derive(Debug, Default)]
+pub struct IndexLag {
+    committed: std::sync::atomic::AtomicU64,
+    applied: std::sync::atomic::AtomicU64,
+}
+
+impl IndexLag {
+    /// Notes a write that committed (before its answer goes out).
+    pub fn note_commit(&self) {
+        self.committed
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    /// How many writes had committed by now: what an index pass starting now covers.
+    pub fn committed(&self) -> u64 {
+        self.committed.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// How many committed writes the index has applied.
+    pub fn applied(&self) -> u64 {
+        self.applied.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Records that an index pass which started when `committed` writes had committed is done.
+    pub fn applied_through(&self, committed: u64) {
+        self.applied
+            .fetch_max(committed, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    /// Whether a committed write may not be in the index (or the cache) yet.
+    pub fn pending(&self) -> bool {
+        self.applied() < self.committed()
+    }
+}
+
 /// The catalog's search index: the chosen backend and what keeps it in step with the store.
 #[async_trait]
 pub trait SearchIndex: Send + Sync + 'static {
@@ -47,6 +88,10 @@ pub trait SearchIndex: Send + Sync + 'static {
 
     /// The highest change-feed position this node has applied.
     fn high(&self) -> i64;
+
+    /// Waits (at most `limit`) until the index has applied every write this process
+    /// acknowledged before the call (read-your-writes; what a search does first).
+    async fn settle(&self, app: &AppState, limit: Duration);
 
     /// Waits (at most `limit`) until this node has applied the change feed up to `seq`, the
     /// position another node's write answered with.

@@ -2,8 +2,12 @@
 //!
 //! Every write to a dataset (its row or its memberships) inserts a row into `search_outbox`,
 //! by database triggers, in the same transaction as the write. After a write action commits,
-//! [`SearchService::sync`] brings the index up to the outbox before the response is sent, so
-//! a search right after a successful write sees it.
+//! the commit hook notes it (`App::index_lag`) and wakes the index follower, which brings the
+//! index up to the outbox in the background: one pass (one index commit) covers every write
+//! that committed before it started, however many. A search waits until the index has every
+//! write acknowledged before it arrived ([`SearchService::settle`]; no wait when nothing is
+//! pending), so a search right after a successful write sees it, while writes no longer wait
+//! for an index commit each (ADR 0012).
 //!
 //! How depends on the backend. A local index (each node's own tantivy index, the default)
 //! follows the outbox as a change feed: each node applies the rows after its position and
@@ -28,8 +32,8 @@ use catalog_framework::error::search_error;
 use catalog_framework::prelude::*;
 use catalog_framework::search::SearchBackend;
 use catalog_framework::search::{IndexDocument, SearchHits, SearchRequest};
-use catalog_framework::store::PackageBundle;
 use catalog_framework::store::RowExt;
+use catalog_framework::store::{Backend, PackageBundle};
 
 use crate::feed::{Position, GAP_TIMEOUT};
 
@@ -58,6 +62,11 @@ pub struct SearchService {
     /// True while a node that started with an empty index builds it from the store (it
     /// serves meanwhile; searches are refused, not answered from a partial index).
     building: AtomicBool,
+    /// Wakes the index follower: a write committed.
+    wake: tokio::sync::Notify,
+    /// The highest feed position a write of this node committed (PostgreSQL): what its
+    /// answer tells other nodes to wait for.
+    written: AtomicI64,
 }
 
 /// What `search-index check` found.
@@ -102,6 +111,10 @@ impl SearchIndex for SearchService {
         SearchService::catch_up(app, seq, arrived, limit).await
     }
 
+    async fn settle(&self, app: &AppState, limit: Duration) {
+        SearchService::settle(app, limit).await
+    }
+
     async fn rebuild(
         &self,
         app: &AppState,
@@ -115,14 +128,22 @@ impl SearchIndex for SearchService {
     }
 }
 
-/// Brings the index up to each committed write before its answer goes out (read-your-writes).
-/// A failure leaves the outbox for the next pass.
+/// Wakes the index follower after each committed write (the commit itself was noted in
+/// `App::index_lag`, which searches settle on). On PostgreSQL, where other nodes read the
+/// write's feed position from its answer, that position is read here.
 pub(crate) struct IndexOnCommit;
 
 #[async_trait]
 impl CommitHook for IndexOnCommit {
     async fn after_write_commit(&self, app: &AppState) -> anyhow::Result<()> {
-        SearchService::sync(app).await.map(|_| ())
+        let svc = service(app);
+        svc.wake.notify_one();
+        if svc.follows_feed() && app.store.backend == Backend::Postgres {
+            // At least the sequence numbers of the write that just committed.
+            let head = SearchService::feed_head(app).await?;
+            svc.written.fetch_max(head, Ordering::AcqRel);
+        }
+        Ok(())
     }
 
     fn name(&self) -> &'static str {
@@ -153,6 +174,8 @@ impl SearchService {
             position: std::sync::Mutex::new(position),
             position_file,
             building: AtomicBool::new(false),
+            wake: tokio::sync::Notify::new(),
+            written: AtomicI64::new(0),
         }
     }
 
@@ -212,7 +235,9 @@ impl SearchService {
     /// The highest feed sequence number this node has applied (what a write's answer tells
     /// the client to wait for on other nodes).
     pub fn high(&self) -> i64 {
-        self.high.load(Ordering::Acquire)
+        self.high
+            .load(Ordering::Acquire)
+            .max(self.written.load(Ordering::Acquire))
     }
 
     /// Whether this node has a saved feed position (false: a new node or an older version).
@@ -248,16 +273,66 @@ impl SearchService {
         Self::pass(app, &mut guard).await
     }
 
+    /// Read-your-writes on this node: waits (at most `limit`) until the index has every write
+    /// this process acknowledged before the call. Nothing pending: no wait. Else one pass that
+    /// starts after the call covers it; the index follower's pass, or one this call runs
+    /// itself when the lock is free (concurrent searches share it).
+    pub async fn settle(app: &AppState, limit: Duration) {
+        let target = app.index_lag.committed();
+        if app.index_lag.applied() >= target {
+            return;
+        }
+        let wait = async {
+            let mut guard = service(app).sync_lock.lock().await;
+            if app.index_lag.applied() >= target {
+                return;
+            }
+            if let Err(e) = Self::pass(app, &mut guard).await {
+                tracing::warn!(error = %e, "search index pass for a read-your-writes search failed");
+            }
+        };
+        if tokio::time::timeout(limit, wait).await.is_err() {
+            tracing::warn!("read-your-writes wait timed out; answering from the index as it is");
+        }
+    }
+
+    /// The index follower: a pass each time writes committed. Group commit: when other writes
+    /// are still in progress, it first waits `catalog.search.commit_delay_ms`, so that one
+    /// index commit (a new segment, its files, later merges) covers them too.
+    pub fn spawn_follower(app: AppState) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move {
+            let delay = Duration::from_millis(app.config.catalog.search.commit_delay_ms);
+            loop {
+                service(&app).wake.notified().await;
+                if !delay.is_zero() && app.store.writers_in_progress() > 0 {
+                    tokio::time::sleep(delay).await;
+                }
+                if let Err(e) = Self::sync(&app).await {
+                    tracing::warn!(error = %e, "search index pass after writes failed; the outbox keeps them");
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+            }
+        })
+    }
+
     /// One pass, with the sync lock held.
     async fn pass(app: &AppState, last_start: &mut Option<Instant>) -> anyhow::Result<usize> {
         let started = Instant::now();
+        // Every write noted by now has committed: this pass reads its outbox rows.
+        let covers = app.index_lag.committed();
         let result = if service(app).follows_feed() {
             Self::follow(app).await
         } else {
             Self::drain(app).await
         };
-        if result.is_ok() {
+        if let Ok(datasets) = result {
             *last_start = Some(started);
+            app.index_lag.applied_through(covers);
+            tracing::debug!(
+                datasets,
+                ms = started.elapsed().as_secs_f64() * 1e3,
+                "search index pass"
+            );
         }
         result
     }
@@ -353,11 +428,19 @@ impl SearchService {
         let svc = service(app);
         // Before the documents are built, so that they are not built from the cache.
         app.package_cache.invalidate(ids);
+        let started = Instant::now();
         let (upserts, deletes) = documents(app, ids).await?;
+        let built = Instant::now();
         svc.backend.apply(upserts, deletes).await?;
         if let Some(dirty) = svc.rebuild_dirty.lock().expect("poisoned").as_mut() {
             dirty.extend(ids.iter().cloned());
         }
+        tracing::debug!(
+            datasets = ids.len(),
+            build_ms = (built - started).as_secs_f64() * 1e3,
+            apply_ms = built.elapsed().as_secs_f64() * 1e3,
+            "search index batch"
+        );
         Ok(ids.len())
     }
 

@@ -109,6 +109,7 @@ pub async fn build_app_with(
         commit_hooks: vec![Arc::new(indexer::IndexOnCommit)],
         // On PostgreSQL only where each node follows the change feed, which invalidates it.
         package_cache: PackageCache::new(sqlite || follows_feed, config_cache_bytes),
+        index_lag: Default::default(),
         extensions,
         runtime: RuntimeConfig::default(),
         jobs: Jobs::default(),

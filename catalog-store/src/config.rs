@@ -392,6 +392,10 @@ pub struct SearchConfig {
     /// At most this long (milliseconds) a read waits for this node's index to apply a write
     /// made on another node (the `X-Catalog-Seq` header or `catalog_seq` cookie).
     pub read_your_writes_wait_ms: u64,
+    /// Group commit of the search index: when other writes are in progress, the index pass
+    /// that makes a write searchable waits this long (milliseconds) first, so that one index
+    /// commit covers them all. 0 turns it off.
+    pub commit_delay_ms: u64,
 }
 
 impl Default for SearchConfig {
@@ -405,6 +409,7 @@ impl Default for SearchConfig {
             feed_retention: 100_000,
             feed_gc_interval_secs: 60,
             read_your_writes_wait_ms: 2_000,
+            commit_delay_ms: 10,
         }
     }
 }

@@ -32,7 +32,7 @@ mod user;
 
 pub use model::{Migration, Params, PluginList, Principal};
 pub use registration::{Registration, RegistryClash};
-pub use store::{Backend, Store};
+pub use store::{Backend, Store, WriterGuard};
 
 // The repository: per table family, its row types and the functions that read and write them.
 pub use collaborator::{

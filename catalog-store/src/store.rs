@@ -25,6 +25,17 @@ pub struct Store {
     pub url: String,
     /// SQLite admits one writer at a time: write actions queue here instead of failing busy.
     write_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
+    /// Write calls between their start and their commit (what a group commit waits for).
+    writers: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// A write call in progress, counted by [`Store::writers_in_progress`] until dropped.
+pub struct WriterGuard(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for WriterGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
 }
 
 const MIGRATIONS: &[crate::model::Migration] = &[
@@ -144,6 +155,7 @@ impl Store {
             backend,
             url: url.to_string(),
             write_lock: Default::default(),
+            writers: Default::default(),
         })
     }
 
@@ -236,6 +248,18 @@ impl Store {
             tracing::info!(plugin, version = m.version, "applied migration");
         }
         Ok(())
+    }
+
+    /// Counts a write call as in progress until the guard drops (at its commit or failure).
+    pub fn writer_started(&self) -> WriterGuard {
+        self.writers
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        WriterGuard(self.writers.clone())
+    }
+
+    /// Write calls of this process that started and have not committed or failed yet.
+    pub fn writers_in_progress(&self) -> usize {
+        self.writers.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// On SQLite, waits for the single-writer lock (held until the guard drops).

@@ -434,3 +434,59 @@ async fn sixteen_writers_on_one_dataset_finish_in_about_sixteen_writes() {
         assert_eq!(views.as_array().unwrap().len(), n, "{kind}");
     }
 }
+
+/// Writes no longer wait for the search index (ADR 0012): each client's search and
+/// `package_show` right after its own write must still see it, with 8 writers at once keeping
+/// writes pending all along. On both stores with the local tantivy index (its index follower
+/// and the `package_show` cache, which PostgreSQL otherwise leaves off with a shared index).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_read_right_after_each_write_sees_it_while_others_write() {
+    for kind in stores().await {
+        let s = Server::start(
+            kind,
+            &[
+                ("CATALOG__AUTH__CREATE_UNOWNED_DATASET", "true"),
+                ("CATALOG__SEARCH__BACKEND", "tantivy"),
+            ],
+        )
+        .await;
+        let writers = (0..8).map(|w| {
+            let s = &s;
+            async move {
+                for i in 0..12 {
+                    let name = format!("ryw-{w}-{i}");
+                    let created = s.ok("package_create", json!({"name": name})).await;
+                    let found = s
+                        .ok(
+                            "package_search",
+                            json!({"fq": format!("name:{name}"), "rows": 1}),
+                        )
+                        .await;
+                    assert_eq!(found["count"], json!(1), "{}: search after create of {name}", s.kind);
+                    // Read it (fills the package_show cache), change it, read it again: the
+                    // cached dict from before the change must not come back.
+                    s.ok("package_show", json!({"id": name})).await;
+                    let notes = format!("changed {w} {i}");
+                    s.ok("package_patch", json!({"id": created["id"], "notes": notes}))
+                        .await;
+                    let shown = s.ok("package_show", json!({"id": name})).await;
+                    assert_eq!(shown["notes"], json!(notes), "{}: show after patch", s.kind);
+                    let found = s
+                        .ok(
+                            "package_search",
+                            json!({"q": format!("notes:\"{notes}\""), "fq": format!("name:{name}")}),
+                        )
+                        .await;
+                    assert_eq!(found["count"], json!(1), "{}: search after patch of {name}", s.kind);
+                    s.ok("package_delete", json!({"id": name})).await;
+                    let found = s
+                        .ok("package_search", json!({"fq": format!("name:{name}")}))
+                        .await;
+                    assert_eq!(found["count"], json!(0), "{}: search after delete of {name}", s.kind);
+                }
+            }
+        });
+        join_all(writers).await;
+        assert_eq!(s.errors(), "", "{}", s.kind);
+    }
+}

@@ -47,7 +47,8 @@ impl Server {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        if kind == StoreKind::Postgres {
+        if kind == StoreKind::Postgres && !env.iter().any(|(k, _)| k == "CATALOG__SEARCH__BACKEND")
+        {
             env.push(("CATALOG__SEARCH__BACKEND".into(), "postgres".into()));
         }
         let mut server = Server {

@@ -156,7 +156,7 @@ pub(crate) async fn visible_values(
         facet_limit: None,
         facet_mincount: 1,
     };
-    let hits = ctx.app.search.search(&req).await?;
+    let hits = ctx.search(&req).await?;
     Ok(hits
         .facets
         .into_iter()

@@ -292,7 +292,7 @@ pub(crate) async fn run(ctx: &mut ActionContext, o: SearchOptions) -> CkanResult
         facet_limit: o.facet_limit,
         facet_mincount: o.facet_mincount,
     };
-    let hits = ctx.app.search.search(&req).await?;
+    let hits = ctx.search(&req).await?;
     let mut results = Vec::with_capacity(hits.docs.len());
     for d in &hits.docs {
         let mut dict: Value =

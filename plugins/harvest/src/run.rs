@@ -1014,6 +1014,8 @@ impl JobHandler for FinishRun {
 
 /// Runs the commit hooks the run's background writes skipped (the search index's sync).
 pub(crate) async fn catch_up_derived_state(app: &AppState) {
+    // Searches from now on wait for the index to have the run's writes.
+    app.index_lag.note_commit();
     for hook in app.commit_hooks.iter().filter(|h| h.read_your_writes()) {
         if let Err(e) = hook.after_write_commit(app).await {
             tracing::warn!(hook = hook.name(), error = %e, "catching up after a harvest failed; the background sync retries");

@@ -247,8 +247,16 @@ impl Generation {
     }
 
     fn commit(&self) -> anyhow::Result<()> {
+        let started = std::time::Instant::now();
         self.writer()?.commit()?;
+        let committed = std::time::Instant::now();
         self.reader.reload()?;
+        tracing::debug!(
+            commit_ms = (committed - started).as_secs_f64() * 1e3,
+            reload_ms = committed.elapsed().as_secs_f64() * 1e3,
+            segments = self.reader.searcher().segment_readers().len(),
+            "search index commit"
+        );
         Ok(())
     }
 

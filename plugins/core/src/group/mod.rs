@@ -379,7 +379,7 @@ async fn dataset_counts(ctx: &mut ActionContext, scope: CountScope) -> CkanResul
         facet_limit: None,
         facet_mincount: 1,
     };
-    let hits = ctx.app.search.search(&req).await?;
+    let hits = ctx.search(&req).await?;
     let mut counts = DatasetCounts::default();
     for (field, values) in hits.facets {
         let target = match field.as_str() {

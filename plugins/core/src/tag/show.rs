@@ -72,7 +72,7 @@ async fn tag_datasets(ctx: &mut ActionContext, field: &str, tag: &str) -> CkanRe
         facet_limit: None,
         facet_mincount: 1,
     };
-    let hits = ctx.app.search.search(&req).await?;
+    let hits = ctx.search(&req).await?;
     hits.docs
         .iter()
         .map(|d| serde_json::from_str(d).map_err(|e| internal(format!("stored search dict: {e}"))))

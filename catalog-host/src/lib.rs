@@ -135,6 +135,12 @@ async fn prepare_search(
     search: &SearchService,
     index_start: IndexStart,
 ) -> anyhow::Result<()> {
+    if !search.backend.writable() {
+        // A command beside a running server: the server holds the index, builds it and applies
+        // the change feed (its latest writes may still be on their way in, ADR 0012).
+        tracing::debug!("the search index is held by a running server, which keeps it up to date");
+        return Ok(());
+    }
     let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM package")
         .fetch_one(&app.store.pool)
         .await?;
@@ -179,6 +185,14 @@ async fn prepare_search(
             "the search index missed changes removed by the feed's retention: rebuilding it"
         );
         SearchService::rebuild_from_head(app, &|_, _| {}).await?;
+    }
+    if !search.backend.writable() {
+        // A command beside a running server: the server holds the index and applies the
+        // feed (its own latest writes may still be on their way in, ADR 0012).
+        tracing::debug!(
+            "the search index is held by a running server, which applies the change feed"
+        );
+        return Ok(());
     }
     let applied = SearchService::sync(app).await?;
     if applied > 0 {

@@ -88,6 +88,12 @@ pub trait SearchBackend: Send + Sync + 'static {
     fn shared(&self) -> bool {
         false
     }
+
+    /// Whether this process may write the index (false: another process, a running server,
+    /// holds it; that process applies the change feed).
+    fn writable(&self) -> bool {
+        true
+    }
 }
 
 /// A rebuild in progress.

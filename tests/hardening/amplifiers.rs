@@ -57,6 +57,8 @@ async fn send(s: &Server, token: Option<&str>, r: &Request) -> u16 {
 
 /// Sends one request and measures the server's CPU time and the growth of its peak memory.
 async fn cost(s: &Server, token: Option<&str>, r: &Request) -> Cost {
+    // Not the index pass of an earlier write, which runs after that write's answer.
+    s.settle().await;
     s.reset_peak_rss();
     let rss_before = s.rss_kib();
     let cpu_before = s.cpu_time();

@@ -232,6 +232,8 @@ async fn downloads_stream_with_ranges_from_the_local_store() {
         let (status, made) = upload(&server, ds["id"].as_str().unwrap(), &body).await;
         assert_eq!(status, 200, "{kind}: {made}");
         let path = download_path(&made["result"]);
+        // The upload's index pass runs after its answer: not part of the download.
+        server.settle().await;
         server.reset_peak_rss();
         let before = server.peak_rss_kib();
         check_download(&server, &path, &body, &format!("{kind}, local")).await;

@@ -164,7 +164,16 @@ async fn the_harvest_command_runs_sources_in_the_foreground() {
             .await;
         assert_eq!(jobs[0]["status"], "Finished", "{kind}: {jobs}");
         assert_eq!(jobs[0]["stats"]["added"], 30, "{kind}: {jobs}");
-        let found = b.ok("package_search", json!({"rows": 0})).await;
+        // The command is another process: the server applies its writes from the change feed
+        // within its poll (a quarter second), as another node's.
+        let mut found = json!(null);
+        for _ in 0..40 {
+            found = b.ok("package_search", json!({"rows": 0})).await;
+            if found["count"] == 30 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
         assert_eq!(found["count"], 30, "{kind}: the index caught up: {found}");
 
         let sources = b.cli(&["harvest", "sources"]);

@@ -314,6 +314,12 @@ impl Server {
     }
 
     /// Starts the peak ([`Server::peak_rss_kib`]) again from the memory resident now.
+    /// Waits until the server's search index has every write it acknowledged (a search does:
+    /// ADR 0012), so that a measurement that follows does not include that background work.
+    pub(crate) async fn settle(&self) {
+        self.ok("package_search", json!({"rows": 0})).await;
+    }
+
     pub(crate) fn reset_peak_rss(&self) {
         let pid = self.child.as_ref().map(|c| c.id()).unwrap_or(0);
         std::fs::write(format!("/proc/{pid}/clear_refs"), "5").expect("resetting the peak RSS");

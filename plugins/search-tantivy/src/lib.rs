@@ -693,6 +693,10 @@ fn to_doc(f: &Fields, d: &IndexDocument) -> TantivyDocument {
 
 #[async_trait]
 impl SearchBackend for TantivyBackend {
+    fn writable(&self) -> bool {
+        self.current().writer.is_some()
+    }
+
     async fn apply(&self, upserts: Vec<IndexDocument>, deletes: Vec<String>) -> anyhow::Result<()> {
         let gen = self.current();
         tokio::task::spawn_blocking(move || {

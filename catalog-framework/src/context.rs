@@ -241,9 +241,12 @@ impl ActionContext {
     /// be trusted (outside write transactions), else from the store; in a write call the row
     /// is share-locked until commit, so it cannot change under the call.
     pub async fn package_row(&mut self, id_or_name: &str) -> CkanResult<Option<PackageRow>> {
-        if !self.write && !self.app.index_lag.pending() {
-            if let Some(hit) = self.app.package_cache.get(id_or_name) {
-                return Ok(Some(hit.row.clone()));
+        if !self.write {
+            // A write acknowledged before this call may not have reached the cache yet.
+            if !self.app.index_lag.pending() {
+                if let Some(hit) = self.app.package_cache.get(id_or_name) {
+                    return Ok(Some(hit.row.clone()));
+                }
             }
             return Ok(self
                 .package_bundle(id_or_name)
@@ -261,8 +264,15 @@ impl ActionContext {
         req: &crate::search::SearchRequest,
     ) -> CkanResult<crate::search::SearchHits> {
         let app = self.app.clone();
-        let limit =
-            std::time::Duration::from_millis(app.config.catalog.search.read_your_writes_wait_ms);
+        // Before ADR 0012 the write itself waited for its index pass, without a bound; a
+        // loaded machine can take seconds for one, so this waits longer than a cross-node read.
+        let limit = std::time::Duration::from_millis(
+            app.config
+                .catalog
+                .search
+                .read_your_writes_wait_ms
+                .max(SETTLE_WAIT_MS),
+        );
         app.search.settle(&app, limit).await;
         app.search.search(req).await
     }
@@ -645,6 +655,10 @@ const ROW_CACHE_ENTRIES: usize = 64;
 
 /// How many rounds of events emitted by subscribers are delivered before giving up.
 const EVENT_ROUNDS: usize = 4;
+
+/// At least this long (ms) a search waits for the index to have the writes acknowledged before
+/// it.
+const SETTLE_WAIT_MS: u64 = 15_000;
 
 /// How often a call that lost a race in the store runs again before giving up.
 const CONFLICT_RETRIES: u32 = 10;

@@ -383,7 +383,6 @@ fn html_escape(s: &str) -> String {
 /// and give back those that did not, then this returns.
 pub async fn serve(app: AppState, listener: tokio::net::TcpListener) -> std::io::Result<()> {
     let sync = crate::indexer::spawn_background_sync(app.clone());
-    let follower = crate::indexer::SearchService::spawn_follower(app.clone());
     let options = crate::workers::WorkerOptions::from_config(&app.config);
     let mut pools = Vec::new();
     if options.workers > 0 {
@@ -426,7 +425,6 @@ pub async fn serve(app: AppState, listener: tokio::net::TcpListener) -> std::io:
     }
     workers.shutdown().await;
     sync.abort();
-    follower.abort();
     result
 }
 

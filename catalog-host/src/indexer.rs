@@ -63,7 +63,7 @@ pub struct SearchService {
     /// serves meanwhile; searches are refused, not answered from a partial index).
     building: AtomicBool,
     /// Wakes the index follower: a write committed.
-    wake: tokio::sync::Notify,
+    wake: Arc<tokio::sync::Notify>,
     /// The highest feed position a write of this node committed (PostgreSQL): what its
     /// answer tells other nodes to wait for.
     written: AtomicI64,
@@ -174,7 +174,7 @@ impl SearchService {
             position: std::sync::Mutex::new(position),
             position_file,
             building: AtomicBool::new(false),
-            wake: tokio::sync::Notify::new(),
+            wake: Arc::new(tokio::sync::Notify::new()),
             written: AtomicI64::new(0),
         }
     }
@@ -299,11 +299,18 @@ impl SearchService {
     /// The index follower: a pass each time writes committed. Group commit: when other writes
     /// are still in progress, it first waits `catalog.search.commit_delay_ms`, so that one
     /// index commit (a new segment, its files, later merges) covers them too.
-    pub fn spawn_follower(app: AppState) -> tokio::task::JoinHandle<()> {
+    /// Runs beside the app from its start (a server, a command, an embedding) and ends when the
+    /// app is dropped: it holds the app only while a pass runs.
+    pub fn spawn_follower(app: &AppState) -> tokio::task::JoinHandle<()> {
+        let wake = service(app).wake.clone();
+        let weak = Arc::downgrade(app);
+        let delay = Duration::from_millis(app.config.catalog.search.commit_delay_ms);
         tokio::spawn(async move {
-            let delay = Duration::from_millis(app.config.catalog.search.commit_delay_ms);
             loop {
-                service(&app).wake.notified().await;
+                wake.notified().await;
+                let Some(app) = weak.upgrade() else {
+                    return;
+                };
                 if !delay.is_zero() && app.store.writers_in_progress() > 0 {
                     tokio::time::sleep(delay).await;
                 }

@@ -119,6 +119,8 @@ pub async fn build_app_with(
         app.runtime.refresh(&mut conn).await?;
     }
     prepare_search(&app, &search, index_start).await?;
+    // Applies the outbox after writes (ADR 0012); ends when the app is dropped.
+    SearchService::spawn_follower(&app);
     for p in app.registry.plugin_set().iter() {
         p.start(&app)
             .await

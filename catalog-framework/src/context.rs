@@ -528,6 +528,7 @@ impl ActionContext {
         let uploads = self.uploads.clone();
         let mut ctx = self;
         let mut attempt = 0u32;
+        let mut last_was_duplicate = false;
         let started = std::time::Instant::now();
         loop {
             let e = match ctx.run_once(action, params.clone()).await {
@@ -535,12 +536,16 @@ impl ActionContext {
                 other => return other,
             };
             // A unique key taken by a concurrent commit is settled by one more run (it then
-            // sees the winner's row); a duplicate that persists is not a race.
+            // sees the winner's row); a duplicate that persists run after run is not a race.
+            // Counted apart from the other conflicts: a run that lost a deadlock first and then
+            // met the winner's key still gets its one more run.
             let duplicate = e.message() == Some(crate::error::DUPLICATE_KEY);
-            let limit = if duplicate { 1 } else { CONFLICT_RETRIES };
+            let persists = duplicate && last_was_duplicate;
+            last_was_duplicate = duplicate;
             // The budget is in time as well as in runs: a call that keeps losing is answered
             // within seconds, whatever the delays and lock waits added up to.
-            if attempt >= limit || started.elapsed() > CONFLICT_RETRY_BUDGET {
+            if persists || attempt >= CONFLICT_RETRIES || started.elapsed() > CONFLICT_RETRY_BUDGET
+            {
                 tracing::warn!(action, attempt, error = %e, "store conflict persisted");
                 return Err(crate::error::validation_message(if duplicate {
                     "A record with this id or name already exists"

@@ -57,14 +57,16 @@ impl Position {
     }
 
     /// Records that the row `seq` was read (and is being applied): a gap closes, or `high`
-    /// moves up and the numbers skipped on the way become gaps.
+    /// moves up and the numbers skipped on the way become gaps. From a fresh position (high 0:
+    /// an empty feed) too: the first writes of a new PostgreSQL database can commit out of
+    /// order like any others.
     pub(crate) fn saw(&mut self, seq: i64) {
         if seq <= self.high {
             self.gaps.remove(&seq);
             return;
         }
         let skipped = seq - self.high - 1;
-        if skipped > 0 && skipped <= MAX_GAPS && self.high > 0 {
+        if skipped > 0 && skipped <= MAX_GAPS {
             let now = now_secs();
             for missing in self.high + 1..seq {
                 self.gaps.insert(missing, now);
@@ -141,10 +143,11 @@ mod tests {
         assert_eq!(p.watermark(), 3);
         p.saw(5 + MAX_GAPS + 10);
         assert_eq!(p.gaps.len(), 1, "a jump past MAX_GAPS adds no gaps");
-        // A fresh position (high 0) starts wherever the log starts.
+        // A fresh position (high 0, an empty feed): the first numbers can commit out of order.
         let mut fresh = Position::default();
-        fresh.saw(1000);
-        assert!(fresh.gaps.is_empty());
+        fresh.saw(3);
+        assert_eq!(fresh.gaps.keys().copied().collect::<Vec<_>>(), vec![1, 2]);
+        assert_eq!(fresh.watermark(), 0);
     }
 
     #[test]

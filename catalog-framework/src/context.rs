@@ -114,7 +114,8 @@ pub struct ActionContext {
     _write_guard: Option<tokio::sync::OwnedMutexGuard<()>>,
     /// Counts this call among the writes in progress (a group commit waits for them).
     _writer: Option<crate::store::WriterGuard>,
-    /// When the call began writing and when it got the store's write lock (for the log).
+    /// When the call began writing and when it got the store's write lock (for the log; the
+    /// same instant until its first query).
     write_times: Option<(std::time::Instant, std::time::Instant)>,
 }
 
@@ -345,6 +346,15 @@ impl ActionContext {
     /// The connection of this call: a transaction if the call writes.
     pub async fn db(&mut self) -> CkanResult<&mut AnyConnection> {
         let write = self.write;
+        if write && self._write_guard.is_none() && matches!(self.db, Db::None) {
+            // The single-writer lock (SQLite) is taken with the transaction, at the call's
+            // first query: its checks of the input before that (validation, schemas) run
+            // while another call writes.
+            self._write_guard = self.app.store.lock_writes().await;
+            if let Some((_, locked)) = self.write_times.as_mut() {
+                *locked = std::time::Instant::now();
+            }
+        }
         self.db
             .get(&self.app.store, write)
             .await
@@ -384,9 +394,10 @@ impl ActionContext {
 
     /// Marks the call as writing, so that its queries from here on run in one transaction
     /// (committed when the top-level call succeeds) and, on SQLite, behind the single-writer
-    /// lock. Write actions begin so before their first query; an action registered without
-    /// a transaction (it reads, waits on something outside the store, then writes) calls this
-    /// before writing. A plain connection it read on is given back first.
+    /// lock (taken at the first query). Write actions begin so before their first query; an
+    /// action registered without a transaction (it reads, waits on something outside the
+    /// store, then writes) calls this before writing. A plain connection it read on is given
+    /// back first.
     pub async fn begin_write(&mut self) {
         if !self.write {
             if matches!(self.db, Db::Conn(_)) {
@@ -394,11 +405,10 @@ impl ActionContext {
             }
             self.write = true;
             self._writer = Some(self.app.store.writer_started());
+            // The store's write lock follows with the transaction, at the first query
+            // (`db`).
             let began = std::time::Instant::now();
-            if self._write_guard.is_none() {
-                self._write_guard = self.app.store.lock_writes().await;
-            }
-            self.write_times = Some((began, std::time::Instant::now()));
+            self.write_times = Some((began, began));
         }
     }
 

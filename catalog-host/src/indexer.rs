@@ -298,9 +298,10 @@ impl SearchService {
 
     /// The index follower: a pass each time writes committed. Group commit: when other writes
     /// are still in progress, it first waits `catalog.search.commit_delay_ms`, so that one
-    /// index commit (a new segment, its files, later merges) covers them too.
-    /// Runs beside the app from its start (a server, a command, an embedding) and ends when the
-    /// app is dropped: it holds the app only while a pass runs.
+    /// index commit (a new segment, its files, later merges) covers them too. The wait costs
+    /// searches nothing: a search with writes pending runs a pass itself when none is running
+    /// ([`SearchService::settle`]). Runs beside the app from its start (a server, a command,
+    /// an embedding) and ends when the app is dropped: it holds the app only while a pass runs.
     pub fn spawn_follower(app: &AppState) -> tokio::task::JoinHandle<()> {
         let wake = service(app).wake.clone();
         let weak = Arc::downgrade(app);
@@ -308,12 +309,15 @@ impl SearchService {
         tokio::spawn(async move {
             loop {
                 wake.notified().await;
+                let Some(writers) = weak.upgrade().map(|a| a.store.writers_in_progress()) else {
+                    return;
+                };
+                if !delay.is_zero() && writers > 0 {
+                    tokio::time::sleep(delay).await;
+                }
                 let Some(app) = weak.upgrade() else {
                     return;
                 };
-                if !delay.is_zero() && app.store.writers_in_progress() > 0 {
-                    tokio::time::sleep(delay).await;
-                }
                 if let Err(e) = Self::sync(&app).await {
                     tracing::warn!(error = %e, "search index pass after writes failed; the outbox keeps them");
                     tokio::time::sleep(Duration::from_millis(250)).await;
@@ -371,11 +375,19 @@ impl SearchService {
     }
 
     /// Applies the change feed after this node's position (a local index).
+    ///
+    /// One index commit per batch of up to [`BATCH`] rows, and the pass ends at the first
+    /// batch that is not full: the rows that committed before the pass started are all in
+    /// it, and what commits meanwhile is the next pass's (the writes wake the follower
+    /// again). A pass that chased every new row instead committed the index for every few
+    /// rows while writes kept coming, which cost more than the writes themselves.
     async fn follow(app: &AppState) -> anyhow::Result<usize> {
         let svc = service(app);
         let mut pos = svc.position.lock().expect("poisoned").clone();
         let mut total = 0;
-        // The gaps first: rows of transactions that were still running at the last pass.
+        // The gaps first: rows of transactions that were still running at the last pass,
+        // applied with the first batch.
+        let mut ids = BTreeSet::new();
         let gaps: Vec<i64> = pos.gaps.keys().copied().collect();
         for chunk in gaps.chunks(BATCH as usize) {
             let list = chunk
@@ -388,14 +400,10 @@ impl SearchService {
             ))
             .fetch_all(&app.store.pool)
             .await?;
-            if rows.is_empty() {
-                continue;
-            }
             for r in &rows {
                 pos.saw(r.i("seq"));
+                ids.insert(r.s("package_id"));
             }
-            let ids: BTreeSet<String> = rows.iter().map(|r| r.s("package_id")).collect();
-            total += Self::apply_ids(app, &ids).await?;
         }
         loop {
             let rows = sqlx::query(
@@ -405,16 +413,18 @@ impl SearchService {
             .bind(BATCH)
             .fetch_all(&app.store.pool)
             .await?;
-            if rows.is_empty() {
-                break;
-            }
             for r in &rows {
                 pos.saw(r.i("seq"));
+                ids.insert(r.s("package_id"));
             }
-            let ids: BTreeSet<String> = rows.iter().map(|r| r.s("package_id")).collect();
-            total += Self::apply_ids(app, &ids).await?;
-            svc.publish(&pos)?;
-            *svc.position.lock().expect("poisoned") = pos.clone();
+            if !ids.is_empty() {
+                total += Self::apply_ids(app, &std::mem::take(&mut ids)).await?;
+                svc.publish(&pos)?;
+                *svc.position.lock().expect("poisoned") = pos.clone();
+            }
+            if rows.len() < BATCH as usize {
+                break;
+            }
         }
         let expired = pos.expire(GAP_TIMEOUT);
         if expired > 0 {
@@ -523,7 +533,8 @@ impl SearchService {
         result
     }
 
-    /// Drains the outbox into a shared index: applied rows are deleted.
+    /// Drains the outbox into a shared index: applied rows are deleted. Ends at the first
+    /// batch that is not full, as [`SearchService::follow`] does.
     async fn drain(app: &AppState) -> anyhow::Result<usize> {
         let svc = service(app);
         let mut total = 0;
@@ -554,6 +565,11 @@ impl SearchService {
             ))
             .execute(&app.store.pool)
             .await?;
+            // As in `follow`: the rows committed before the pass are in; the rest is the
+            // next pass's.
+            if rows.len() < BATCH as usize {
+                return Ok(total);
+            }
         }
     }
 

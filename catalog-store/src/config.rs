@@ -394,7 +394,8 @@ pub struct SearchConfig {
     pub read_your_writes_wait_ms: u64,
     /// Group commit of the search index: when other writes are in progress, the index pass
     /// that makes a write searchable waits this long (milliseconds) first, so that one index
-    /// commit covers them all. 0 turns it off.
+    /// commit covers them all (a search does not wait for it: it runs a pass itself). 0 turns
+    /// it off.
     pub commit_delay_ms: u64,
 }
 
@@ -409,7 +410,7 @@ impl Default for SearchConfig {
             feed_retention: 100_000,
             feed_gc_interval_secs: 60,
             read_your_writes_wait_ms: 2_000,
-            commit_delay_ms: 10,
+            commit_delay_ms: 100,
         }
     }
 }

@@ -287,16 +287,19 @@ pub async fn resource_package_id(
 }
 
 /// Makes the dataset's active resource rows exactly `resources` (`(id, name)` each); the
-/// others are marked deleted.
+/// others are marked deleted. `is_new`: a dataset just inserted, which has no rows to mark.
 pub async fn replace_resource_rows(
     conn: &mut AnyConnection,
     package_id: &str,
     resources: &[(Option<&str>, Option<&str>)],
+    is_new: bool,
 ) -> sqlx::Result<()> {
-    sqlx::query("UPDATE resource SET state = 'deleted' WHERE package_id = $1")
-        .bind(package_id)
-        .execute(&mut *conn)
-        .await?;
+    if !is_new {
+        sqlx::query("UPDATE resource SET state = 'deleted' WHERE package_id = $1")
+            .bind(package_id)
+            .execute(&mut *conn)
+            .await?;
+    }
     for chunk in resources.chunks(super::ROW_BATCH) {
         let values: Vec<String> = (0..chunk.len())
             .map(|i| format!("(${}, $1, ${}, 'active')", 2 * i + 2, 2 * i + 3))
@@ -316,15 +319,19 @@ pub async fn replace_resource_rows(
 }
 
 /// Makes the dataset's active tags exactly `tag_ids`; the others are marked deleted.
+/// `is_new`: a dataset just inserted, which has no rows to mark.
 pub async fn replace_package_tags(
     conn: &mut AnyConnection,
     package_id: &str,
     tag_ids: &[Option<&str>],
+    is_new: bool,
 ) -> sqlx::Result<()> {
-    sqlx::query("UPDATE package_tag SET state = 'deleted' WHERE package_id = $1")
-        .bind(package_id)
-        .execute(&mut *conn)
-        .await?;
+    if !is_new {
+        sqlx::query("UPDATE package_tag SET state = 'deleted' WHERE package_id = $1")
+            .bind(package_id)
+            .execute(&mut *conn)
+            .await?;
+    }
     for chunk in tag_ids.chunks(super::ROW_BATCH) {
         let values: Vec<String> = (0..chunk.len())
             .map(|i| format!("($1, ${}, 'active')", i + 2))
@@ -345,29 +352,37 @@ pub async fn replace_package_tags(
 
 /// Keeps the dataset's organization membership row as CKAN's `package_owner_org_update`
 /// does: the row of `owner_org` active (created if absent), any other organization's deleted.
+/// `is_new`: a dataset just inserted, which has no membership rows yet.
 pub async fn set_package_organization(
     conn: &mut AnyConnection,
     package_id: &str,
     owner_org: Option<&str>,
+    is_new: bool,
 ) -> sqlx::Result<()> {
-    sqlx::query(
-        "UPDATE member SET state = 'deleted' WHERE table_name = 'package' AND table_id = $1 AND capacity = 'organization' \
-         AND ($2 IS NULL OR group_id <> $2)",
-    )
-    .bind(package_id)
-    .bind(owner_org)
-    .execute(&mut *conn)
-    .await?;
+    if !is_new {
+        sqlx::query(
+            "UPDATE member SET state = 'deleted' WHERE table_name = 'package' AND table_id = $1 AND capacity = 'organization' \
+             AND ($2 IS NULL OR group_id <> $2)",
+        )
+        .bind(package_id)
+        .bind(owner_org)
+        .execute(&mut *conn)
+        .await?;
+    }
     let Some(org) = owner_org else {
         return Ok(());
     };
-    let exists: Option<(String,)> = sqlx::query_as(
-        "SELECT id FROM member WHERE table_name = 'package' AND table_id = $1 AND group_id = $2 AND capacity = 'organization'",
-    )
-    .bind(package_id)
-    .bind(org)
-    .fetch_optional(&mut *conn)
-    .await?;
+    let exists: Option<(String,)> = if is_new {
+        None
+    } else {
+        sqlx::query_as(
+            "SELECT id FROM member WHERE table_name = 'package' AND table_id = $1 AND group_id = $2 AND capacity = 'organization'",
+        )
+        .bind(package_id)
+        .bind(org)
+        .fetch_optional(&mut *conn)
+        .await?
+    };
     match exists {
         Some((mid,)) => {
             sqlx::query("UPDATE member SET state = 'active' WHERE id = $1")

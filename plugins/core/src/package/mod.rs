@@ -499,10 +499,10 @@ async fn write(
         .into_iter()
         .map(|r| (r["id"].as_str(), r["name"].as_str()))
         .collect();
-    store::replace_resource_rows(&mut *conn, &id, &resources).await?;
+    store::replace_resource_rows(&mut *conn, &id, &resources, is_new).await?;
     let tags: Vec<Option<&str>> = list("tags").into_iter().map(|t| t["id"].as_str()).collect();
-    store::replace_package_tags(&mut *conn, &id, &tags).await?;
-    store::set_package_organization(&mut *conn, &id, row.owner_org).await?;
+    store::replace_package_tags(&mut *conn, &id, &tags, is_new).await?;
+    store::set_package_organization(&mut *conn, &id, row.owner_org, is_new).await?;
     if let Some(groups) = groups {
         set_package_groups(ctx, &id, &groups).await?;
     }

@@ -30,6 +30,9 @@ if [[ ! -x "$VENV/bin/ckanapi" ]]; then
     "$VENV/bin/pip" install -q -r acceptance/requirements.txt
 fi
 
+# ckanapi's -p starts its workers as `ckanapi` from PATH.
+export PATH="$VENV/bin:$PATH"
+
 WORK="$(mktemp -d -t catalog-load.XXXXXX)"
 DIR="" PID="" DB=""
 stop() {
@@ -80,7 +83,8 @@ for round in $(seq 1 "$ROUNDS"); do
     for store in "${STORES[@]}"; do
         for b in "${BINS[@]}"; do
             log "round $round: $store, $b"
-            echo "| $round | $b | $store | $(run "$b" "$store") |"
+            result="$(run "$b" "$store")" || exit 1
+            echo "| $round | $b | $store | $result |"
         done
     done
 done

@@ -68,6 +68,12 @@ run() {
             wrk -t2 -c"$CONNECTIONS" -d"$DURATION" --latency -s bench/writes.lua "http://127.0.0.1:${PORT}" >"$DIR/$mode.txt" 2>&1
         local ok failed us rate
         read -r ok failed us < <(sed -n 's/^BENCH_WRITES mode=[a-z]* ok=\([0-9]*\) failed=\([0-9]*\) duration_us=\([0-9]*\).*/\1 \2 \3/p' "$DIR/$mode.txt")
+        if [[ -z "$ok" || "$ok" == 0 ]]; then
+            # Nothing acknowledged: the server stalled or died. Keep what it left.
+            local kept; kept="$(mktemp -d -t catalog-writes-failed.XXXXXX)"; cp -r "$DIR/." "$kept/"
+            log "NO WRITES ($mode, $store, $bin): wrk said:"; grep -E "Socket errors|Non-2xx|requests in" "$DIR/$mode.txt" >&2 || true
+            log "server log and data kept in $kept"; stop; exit 1
+        fi
         rate="$(awk -v n="$ok" -v us="$us" 'BEGIN { printf "%.0f", n / (us / 1e6) }')"
         if ! python3 bench/writes_check.py "http://127.0.0.1:${PORT}" "$DIR" "$mode" "$runid" upd- "$DATASETS" >"$DIR/$mode.check"; then
             log "CHECK FAILED ($mode, $store, $bin):"; cat "$DIR/$mode.check" >&2; stop; exit 1
@@ -85,7 +91,8 @@ for round in $(seq 1 "$ROUNDS"); do
     for store in "${STORES[@]}"; do
         for b in "${BINS[@]}"; do
             log "round $round: $store, $b"
-            echo "| $round | $b | $store | $(run "$b" "$store")"
+            result="$(run "$b" "$store")" || exit 1
+            echo "| $round | $b | $store | $result"
         done
     done
 done

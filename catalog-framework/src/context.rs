@@ -274,7 +274,12 @@ impl ActionContext {
                 .read_your_writes_wait_ms
                 .max(SETTLE_WAIT_MS),
         );
-        app.search.settle(&app, limit).await;
+        if app.index_lag.pending() {
+            // Waiting holds no pooled connection: the pass it waits for reads the store, and
+            // searches that waited holding connections could take them all.
+            self.release_read_connection();
+            app.search.settle(&app, limit).await;
+        }
         app.search.search(req).await
     }
 

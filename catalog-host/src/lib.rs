@@ -188,14 +188,6 @@ async fn prepare_search(
         );
         SearchService::rebuild_from_head(app, &|_, _| {}).await?;
     }
-    if !search.backend.writable() {
-        // A command beside a running server: the server holds the index and applies the
-        // feed (its own latest writes may still be on their way in, ADR 0012).
-        tracing::debug!(
-            "the search index is held by a running server, which applies the change feed"
-        );
-        return Ok(());
-    }
     let applied = SearchService::sync(app).await?;
     if applied > 0 {
         tracing::info!(

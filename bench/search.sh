@@ -4,6 +4,7 @@
 #
 #   bench/search.sh embedded 30000     # SQLite store + tantivy index (the default backend)
 #   bench/search.sh postgres 30000     # PostgreSQL store + PostgreSQL search backend
+#   bench/search.sh pgstore 30000      # PostgreSQL store + tantivy index (several nodes' layout)
 #
 # It uses the release binary ($CARGO_TARGET_DIR/release/catalog; build it first with
 # `cargo build --release --bin catalog`, or set SEARCH_BENCH_BUILD=1), starts `catalog serve` on a
@@ -24,11 +25,12 @@
 # (min(2N/3, 100000)), SEARCH_BENCH_PG (postgres://postgres@127.0.0.1:5432), SEARCH_BENCH_BIN
 # (the binary), SEARCH_BENCH_BUILD=1 (build it first), SEARCH_BENCH_KEEP=1 (keep the data dir).
 #
-# Large catalogs on the embedded backend (package_create runs at 60-150 datasets/s, so 300k through
-# the API takes 35-85 min on 2 cores):
+# Large catalogs on the embedded and pgstore backends (1,000,000 datasets through the API would
+# take most of an hour even at 500/s):
 #   SEARCH_BENCH_API_DATASETS=K   load only K datasets through the API, stop the server, write the
-#                                 rest of the same catalog straight into SQLite
-#                                 (gen_catalog.py --sqlite), index everything with
+#                                 rest of the same catalog straight into the store
+#                                 (gen_catalog.py --sqlite, or --postgres with COPY for pgstore),
+#                                 index everything with
 #                                 `search-index rebuild` (that is measurement e.), then restart the
 #                                 server and run the queries;
 #   SEARCH_BENCH_REUSE=DIR        continue from the data directory of a run that was stopped during
@@ -40,7 +42,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/catalog-target}"
 
 BACKEND="${1:-embedded}"
 N="${2:-30000}"
-case "$BACKEND" in embedded|postgres) ;; *) echo "usage: $0 embedded|postgres N" >&2; exit 2 ;; esac
+case "$BACKEND" in embedded|postgres|pgstore) ;; *) echo "usage: $0 embedded|postgres|pgstore N" >&2; exit 2 ;; esac
 
 PORT="${SEARCH_BENCH_PORT:-5078}"
 THREADS="${SEARCH_BENCH_THREADS:-2}"
@@ -68,7 +70,7 @@ fi
 for tool in curl jq wrk python3; do
     command -v "$tool" >/dev/null 2>&1 || { log "missing tool: $tool"; exit 1; }
 done
-[[ "$BACKEND" != postgres ]] || command -v psql >/dev/null 2>&1 || { log "missing tool: psql"; exit 1; }
+[[ "$BACKEND" == embedded ]] || command -v psql >/dev/null 2>&1 || { log "missing tool: psql"; exit 1; }
 # The generator needs only the standard library; run it with the project's venv (as
 # acceptance/run.sh makes it), creating the venv if it is missing.
 if [[ ! -x "$VENV/bin/python" ]]; then
@@ -91,8 +93,8 @@ LOADAVG="$(cut -d' ' -f1-3 /proc/loadavg)"
 # --- store -------------------------------------------------------------------------------
 API_N="${SEARCH_BENCH_API_DATASETS:-$N}"
 REUSE="${SEARCH_BENCH_REUSE:-}"
-if [[ "$API_N" -lt "$N" || -n "$REUSE" ]] && [[ "$BACKEND" != embedded ]]; then
-    log "SEARCH_BENCH_API_DATASETS < N and SEARCH_BENCH_REUSE are for the embedded backend only"; exit 2
+if [[ "$API_N" -lt "$N" && "$BACKEND" == postgres ]] || [[ -n "$REUSE" && "$BACKEND" != embedded ]]; then
+    log "SEARCH_BENCH_API_DATASETS < N is for embedded and pgstore, SEARCH_BENCH_REUSE for embedded"; exit 2
 fi
 if [[ -n "$REUSE" ]]; then
     DATA_DIR="$REUSE"
@@ -106,12 +108,12 @@ mkdir -p "$RESULTS"
 SERVER_PID=""
 DB_NAME=""
 DB_ARGS=()
-if [[ "$BACKEND" == postgres ]]; then
+if [[ "$BACKEND" != embedded ]]; then
     DB_NAME="catalog_search_bench_$$"
     psql "$PG_ADMIN_URL/postgres" -q -c "CREATE DATABASE $DB_NAME" >/dev/null
     DB_URL="$PG_ADMIN_URL/$DB_NAME"
     DB_ARGS=(--database-url "$DB_URL")
-    export CATALOG__SEARCH__BACKEND=postgres
+    [[ "$BACKEND" != postgres ]] || export CATALOG__SEARCH__BACKEND=postgres
 fi
 stop_server() {
     if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
@@ -187,15 +189,20 @@ else
 fi
 REBUILT=""
 if [[ "$CREATED" -lt "$N" ]]; then
-    # The API load runs at 60-150 datasets/s (each create commits the index); write the rest of
-    # the same synthetic catalog straight into SQLite, then index everything with a rebuild.
+    # Write the rest of the same synthetic catalog straight into the store, then index
+    # everything with a rebuild.
     MEM_LOADED_API="$(mem "$SERVER_PID")"
     stop_server
-    log "writing datasets up to $N straight into SQLite (bench/gen_catalog.py --sqlite)"
-    "$PY" bench/gen_catalog.py --sqlite "$DATA_DIR/data/catalog.db" --datasets "$N" --seed "$SEED" \
+    if [[ "$BACKEND" == embedded ]]; then
+        FILL_ARGS=(--sqlite "$DATA_DIR/data/catalog.db") FILL_STORE=sqlite
+    else
+        FILL_ARGS=(--postgres "$DB_URL") FILL_STORE=postgres
+    fi
+    log "writing datasets up to $N straight into the store (bench/gen_catalog.py --$FILL_STORE)"
+    "$PY" bench/gen_catalog.py "${FILL_ARGS[@]}" --datasets "$N" --seed "$SEED" \
         2>&1 | tee "$RESULTS/fill.txt" >&2
-    FILL_LINE="$(grep '^gen_catalog: sqlite: written=' "$RESULTS/fill.txt" | sed 's/ (run .*//')"
-    LOAD_SUMMARY="$LOAD_SUMMARY; then ${FILL_LINE#gen_catalog: sqlite: } straight into SQLite (server stopped), indexed by the rebuild below"
+    FILL_LINE="$(grep "^gen_catalog: $FILL_STORE: written=" "$RESULTS/fill.txt" | sed 's/ (run .*//')"
+    LOAD_SUMMARY="$LOAD_SUMMARY; then ${FILL_LINE#gen_catalog: $FILL_STORE: } straight into the store (server stopped), indexed by the rebuild below"
     [[ -n "$REUSE" ]] || LOAD_SUMMARY="$LOAD_SUMMARY; server RSS/HWM/anon/file after the API part: $MEM_LOADED_API MiB"
     REBUILT=1
 fi
@@ -211,13 +218,17 @@ rebuild() {
 }
 if [[ -n "$REBUILT" ]]; then
     rebuild
-    CHECK_LINE="$("$BIN" --data-dir "$DATA_DIR/data" search-index check 2>/dev/null | head -n1 || true)"
+    CHECK_LINE="$("$BIN" --data-dir "$DATA_DIR/data" "${DB_ARGS[@]}" search-index check 2>/dev/null | head -n1 || true)"
     log "search-index check: $CHECK_LINE"
     LOAD_SUMMARY="$LOAD_SUMMARY; search-index check after the rebuild: $CHECK_LINE"
     start_server
     MEM_START="$(mem "$SERVER_PID")"
     log "server restarted, pid $SERVER_PID, RSS/HWM/anon/file at start: $MEM_START MiB"
-    CREATED="$("$PY" -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT COUNT(*) FROM package").fetchone()[0])' "$DATA_DIR/data/catalog.db")"
+    if [[ "$BACKEND" == embedded ]]; then
+        CREATED="$("$PY" -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT COUNT(*) FROM package").fetchone()[0])' "$DATA_DIR/data/catalog.db")"
+    else
+        CREATED="$(psql "$DB_URL" -tA -c "SELECT COUNT(*) FROM package")"
+    fi
 fi
 
 # The index is fed from an outbox drained in the background: wait until it holds every dataset.
@@ -305,6 +316,8 @@ stop_server
 
 if [[ "$BACKEND" == postgres ]]; then
     STORE_SIZE="$(psql "$DB_URL" -tA -c "SELECT pg_size_pretty(pg_database_size(current_database()))")"
+elif [[ "$BACKEND" == pgstore ]]; then
+    STORE_SIZE="$(psql "$DB_URL" -tA -c "SELECT pg_size_pretty(pg_database_size(current_database()))") in PostgreSQL, $(du -sh "$DATA_DIR/data" | cut -f1) data dir (index)"
 else
     STORE_SIZE="$(du -sh "$DATA_DIR/data" | cut -f1) (data dir: $(cd "$DATA_DIR/data" && du -sh -- * 2>/dev/null | tr '\t' ' ' | paste -sd, -))"
 fi
@@ -317,6 +330,8 @@ report() {
     echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr); load average before the runs: $LOADAVG"
     if [[ "$BACKEND" == postgres ]]; then
         echo "backend: PostgreSQL store + PostgreSQL search (CATALOG__SEARCH__BACKEND=postgres), $(psql "$PG_ADMIN_URL/postgres" -tA -c 'SHOW server_version')"
+    elif [[ "$BACKEND" == pgstore ]]; then
+        echo "backend: PostgreSQL store + tantivy index, $(psql "$PG_ADMIN_URL/postgres" -tA -c 'SHOW server_version')"
     else
         echo "backend: embedded (SQLite store + tantivy index)"
     fi

@@ -70,7 +70,8 @@ pub(crate) fn file_store_warning(
         })
 }
 
-/// Registers this node, warns about its file store if need be, and refreshes its row until
+/// Registers this node, warns about its file store if need be, and refreshes its row (and the
+/// planner statistics of the tables that changed: `Store::analyze_changed_tables`) until
 /// the returned task is aborted (the row is removed by [`unregister`], else it goes stale).
 /// Only on PostgreSQL: one SQLite file is served from one machine, whose directories its
 /// processes share, so there is nothing to warn about and no heartbeat write to make.
@@ -113,6 +114,14 @@ pub(crate) async fn start(app: AppState) -> Option<(String, tokio::task::JoinHan
                 };
                 if let Err(e) = done {
                     tracing::debug!(error = %e, "node heartbeat failed");
+                }
+                match app.store.analyze_changed_tables().await {
+                    Ok(tables) if !tables.is_empty() => {
+                        tracing::debug!(?tables, "planner statistics refreshed");
+                    }
+                    Ok(_) => {}
+                    // Another node (or autovacuum) analyzing the same table at once.
+                    Err(e) => tracing::debug!(error = %e, "refreshing planner statistics failed"),
                 }
             }
         })

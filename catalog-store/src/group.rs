@@ -4,7 +4,7 @@ use serde_json::{Map, Value};
 use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
-use super::rows::{placeholders, Lock, RowExt};
+use super::rows::{id_or_name, placeholders, Lock, RowExt};
 
 /// A row of `catalog_group` (groups and organizations).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -67,7 +67,8 @@ pub async fn group_by_ref_locked(
     lock: Lock,
 ) -> sqlx::Result<Option<GroupRow>> {
     let sql = format!(
-        "SELECT {GROUP_COLS} FROM catalog_group WHERE id = $1 OR name = $1{}",
+        "SELECT {GROUP_COLS} FROM catalog_group WHERE {}{}",
+        id_or_name("catalog_group", ""),
         lock.clause()
     );
     Ok(sqlx::query(&sql)
@@ -256,11 +257,12 @@ pub async fn package_group_ids(
     conn: &mut AnyConnection,
     package_ref: &str,
 ) -> sqlx::Result<Vec<String>> {
-    sqlx::query_scalar(
-        "SELECT m.group_id FROM member m JOIN package p ON p.id = m.table_id \
+    sqlx::query_scalar(&format!(
+        "SELECT m.group_id FROM member m \
          WHERE m.table_name = 'package' AND m.state = 'active' AND m.capacity <> 'organization' \
-         AND (p.id = $1 OR p.name = $1)",
-    )
+         AND m.table_id = (SELECT id FROM package WHERE {})",
+        id_or_name("package", "")
+    ))
     .bind(package_ref)
     .fetch_all(&mut *conn)
     .await

@@ -4,7 +4,7 @@ use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
 use super::group::{GroupRow, GROUP_COLS};
-use super::rows::{placeholders, Lock, RowExt};
+use super::rows::{id_or_name, placeholders, Lock, RowExt};
 
 /// The summary columns of a dataset row, enough for authorization.
 #[derive(Debug, Clone)]
@@ -106,8 +106,8 @@ pub async fn package_bundle_by_ref(
     static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let sql = SQL.get_or_init(|| {
         format!(
-            "WITH p AS (SELECT {PACKAGE_COLS} FROM package WHERE id = $1 OR name = $1 \
-             ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1) {}",
+            "WITH p AS (SELECT {PACKAGE_COLS} FROM package WHERE {}) {}",
+            id_or_name("package", ""),
             bundle_select()
         )
     });
@@ -174,8 +174,8 @@ pub async fn package_by_ref_locked(
     lock: Lock,
 ) -> sqlx::Result<Option<PackageRow>> {
     let sql = format!(
-        "SELECT {PACKAGE_COLS} FROM package WHERE id = $1 OR name = $1 \
-         ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1{}",
+        "SELECT {PACKAGE_COLS} FROM package WHERE {}{}",
+        id_or_name("package", ""),
         lock.clause()
     );
     let row = sqlx::query(&sql).bind(r).fetch_optional(conn).await?;
@@ -649,10 +649,10 @@ pub async fn active_resource_package_id(
     conn: &mut AnyConnection,
     id_or_name: &str,
 ) -> sqlx::Result<Option<String>> {
-    sqlx::query_scalar(
-        "SELECT package_id FROM resource WHERE (id = $1 OR name = $1) AND state = 'active' \
-         ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END LIMIT 1",
-    )
+    sqlx::query_scalar(&format!(
+        "SELECT package_id FROM resource WHERE {}",
+        super::rows::id_or_name("resource", " AND state = 'active'")
+    ))
     .bind(id_or_name)
     .fetch_optional(&mut *conn)
     .await

@@ -5,15 +5,20 @@
 
 use sqlx::AnyConnection;
 
+use super::rows::id_or_name;
+
 /// `(id, name)` of the dataset an id or a name refers to.
 pub async fn package_ref(
     conn: &mut AnyConnection,
     reference: &str,
 ) -> sqlx::Result<Option<(String, String)>> {
-    sqlx::query_as("SELECT id, name FROM package WHERE id = $1 OR name = $1")
-        .bind(reference)
-        .fetch_optional(&mut *conn)
-        .await
+    sqlx::query_as(&format!(
+        "SELECT id, name FROM package WHERE {}",
+        id_or_name("package", "")
+    ))
+    .bind(reference)
+    .fetch_optional(&mut *conn)
+    .await
 }
 
 /// `(id, name)` of the group or organization an id or a name refers to.
@@ -21,10 +26,13 @@ pub async fn group_ref(
     conn: &mut AnyConnection,
     reference: &str,
 ) -> sqlx::Result<Option<(String, String)>> {
-    sqlx::query_as("SELECT id, name FROM catalog_group WHERE id = $1 OR name = $1")
-        .bind(reference)
-        .fetch_optional(&mut *conn)
-        .await
+    sqlx::query_as(&format!(
+        "SELECT id, name FROM catalog_group WHERE {}",
+        id_or_name("catalog_group", "")
+    ))
+    .bind(reference)
+    .fetch_optional(&mut *conn)
+    .await
 }
 
 /// Whether a group or organization of any state holds `name`.

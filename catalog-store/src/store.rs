@@ -79,6 +79,11 @@ const MIGRATIONS: &[crate::model::Migration] = &[
         sqlite: include_str!("migrations/sqlite/0008_node.sql"),
         postgres: include_str!("migrations/postgres/0008_node.sql"),
     },
+    crate::model::Migration {
+        version: "0009_lookup_indexes",
+        sqlite: include_str!("migrations/sqlite/0009_lookup_indexes.sql"),
+        postgres: include_str!("migrations/postgres/0009_lookup_indexes.sql"),
+    },
 ];
 
 /// Splits a migration into statements at `;`, keeping SQLite trigger bodies
@@ -146,6 +151,10 @@ impl Store {
                 AnyPoolOptions::new()
                     .max_connections(16)
                     .acquire_timeout(Duration::from_secs(30))
+                    // A connection keeps its prepared statements' plans; PostgreSQL may keep a
+                    // generic plan made while a table was small. Renewing connections every few
+                    // minutes bounds how long a plan made for an empty catalog serves a big one.
+                    .max_lifetime(Duration::from_secs(300))
                     .connect_with(opts)
                     .await?
             }
@@ -177,6 +186,34 @@ impl Store {
             "sqlite://{}?mode=rwc",
             data_dir.join("catalog.db").display()
         )
+    }
+
+    /// PostgreSQL: refreshes the planner's statistics of the tables changed by more than
+    /// autovacuum's own threshold (50 rows and a tenth of the table) since their last ANALYZE,
+    /// and answers their names. A server with autovacuum off, or a bulk load faster than its
+    /// one-minute round, otherwise plans every statement for the empty tables it started with
+    /// (sequential scans of `package` that grew with the catalog, issue 28); an ANALYZE also
+    /// makes PostgreSQL plan its prepared statements again. SQLite: nothing (its planner does
+    /// not depend on gathered statistics here).
+    pub async fn analyze_changed_tables(&self) -> sqlx::Result<Vec<String>> {
+        if self.backend != Backend::Postgres {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.pool.acquire().await?;
+        let changed: Vec<String> = sqlx::query_scalar(
+            "SELECT relname::text FROM pg_stat_user_tables \
+             WHERE schemaname = current_schema() \
+             AND n_mod_since_analyze > 50 + n_live_tup / 10 ORDER BY relname",
+        )
+        .fetch_all(&mut *conn)
+        .await?;
+        for table in &changed {
+            let quoted = format!("\"{}\"", table.replace('"', "\"\""));
+            sqlx::query(&format!("ANALYZE {quoted}"))
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(changed)
     }
 
     /// Applies the migrations not yet applied. Safe to run on every start.

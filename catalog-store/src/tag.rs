@@ -2,7 +2,7 @@
 
 use sqlx::AnyConnection;
 
-use super::rows::placeholders_from;
+use super::rows::{id_or_name, placeholders_from};
 
 /// The free tags (no vocabulary) of these names that exist: `(id, name)`, in no order.
 pub async fn free_tags_by_name(
@@ -67,9 +67,10 @@ pub async fn free_tag_by_ref(
     conn: &mut AnyConnection,
     r: &str,
 ) -> sqlx::Result<Option<(String, String)>> {
-    sqlx::query_as(
-        "SELECT id, name FROM tag WHERE (id = $1 OR name = $1) AND vocabulary_id = '' LIMIT 1",
-    )
+    sqlx::query_as(&format!(
+        "SELECT id, name FROM tag WHERE {}",
+        id_or_name("tag", " AND vocabulary_id = ''")
+    ))
     .bind(r)
     .fetch_optional(&mut *conn)
     .await
@@ -87,11 +88,13 @@ pub async fn vocabulary_by_ref(
     conn: &mut AnyConnection,
     r: &str,
 ) -> sqlx::Result<Option<VocabularyRow>> {
-    let row: Option<(String, String)> =
-        sqlx::query_as("SELECT id, name FROM vocabulary WHERE id = $1 OR name = $1 LIMIT 1")
-            .bind(r)
-            .fetch_optional(&mut *conn)
-            .await?;
+    let row: Option<(String, String)> = sqlx::query_as(&format!(
+        "SELECT id, name FROM vocabulary WHERE {}",
+        id_or_name("vocabulary", "")
+    ))
+    .bind(r)
+    .fetch_optional(&mut *conn)
+    .await?;
     Ok(row.map(|(id, name)| VocabularyRow { id, name }))
 }
 

@@ -3,7 +3,7 @@
 use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
-use super::rows::{Lock, RowExt};
+use super::rows::{id_or_name, Lock, RowExt};
 use super::Store;
 use crate::model::Principal;
 
@@ -106,7 +106,8 @@ pub async fn user_by_ref_locked(
     lock: Lock,
 ) -> sqlx::Result<Option<UserRow>> {
     let sql = format!(
-        "SELECT {USER_COLS} FROM catalog_user WHERE id = $1 OR name = $1{}",
+        "SELECT {USER_COLS} FROM catalog_user WHERE {}{}",
+        id_or_name("catalog_user", ""),
         lock.clause()
     );
     Ok(sqlx::query(&sql)

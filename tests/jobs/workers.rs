@@ -262,6 +262,75 @@ async fn a_job_whose_worker_stopped_heartbeating_runs_again() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn claims_take_the_left_most_queue_first_then_the_oldest_due_job() {
+    for kind in stores().await {
+        let t = start(kind, |_| {}).await;
+        let test = format!("order-{kind:?}");
+        let mut made = Vec::new();
+        for (queue, n) in [
+            ("low", 1),
+            ("high", 2),
+            ("low", 3),
+            ("high", 4),
+            ("high", 5),
+        ] {
+            let row = enqueue_job(
+                &t.app,
+                "counted",
+                json!({"test": test, "n": n}),
+                JobOptions::queue(queue),
+            )
+            .await
+            .unwrap();
+            made.push(row.id);
+        }
+        let claim = |worker: &'static str| {
+            let app = t.app.clone();
+            async move {
+                let mut conn = app.store.pool.acquire().await.unwrap();
+                q::claim_job(
+                    &mut conn,
+                    app.store.backend,
+                    &["high".to_string(), "low".to_string()],
+                    &["counted".to_string()],
+                    worker,
+                )
+                .await
+                .unwrap()
+                .map(|j| j.id)
+            }
+        };
+        // The oldest job of "high" fails and waits an hour for its retry: not due.
+        assert_eq!(
+            claim("w").await.as_deref(),
+            Some(made[1].as_str()),
+            "{kind:?}"
+        );
+        {
+            let mut conn = t.app.store.pool.acquire().await.unwrap();
+            let outcome = q::fail_job(&mut conn, &made[1], "w", "boom", Duration::from_secs(3600))
+                .await
+                .unwrap();
+            assert!(matches!(outcome, q::FailOutcome::Retry { .. }), "{kind:?}");
+        }
+        let mut order = Vec::new();
+        while let Some(id) = claim("w").await {
+            order.push(id);
+        }
+        assert_eq!(
+            order,
+            vec![
+                made[3].clone(),
+                made[4].clone(),
+                made[0].clone(),
+                made[2].clone()
+            ],
+            "{kind:?}: high's due jobs oldest first, then low's"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_stopping_worker_gives_its_job_back_without_counting_the_attempt() {
     for kind in stores().await {
         let t = start(kind, |c| {

@@ -69,7 +69,10 @@ async fn setup(kind: StoreKind) -> Setup {
         c.catalog.jobs.poll_interval_ms = 100;
         c.catalog.other.insert(
             "datastore".into(),
-            json!({"loader": {"drop_replaced_after_secs": 1}}),
+            // A replaced table is dropped this long after the swap (30 s by default): long
+            // enough for a reader that found it just before, on a loaded test machine too (at
+            // 1 s a reader of `readers_see_the_old_rows…` slowed by CI met a dropped table).
+            json!({"loader": {"drop_replaced_after_secs": 5}}),
         );
     })
     .await;

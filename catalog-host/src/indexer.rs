@@ -591,6 +591,15 @@ impl SearchService {
         progress: &(dyn Fn(usize, usize) + Send + Sync),
     ) -> anyhow::Result<RebuildReport> {
         let svc = service(app);
+        // A store just restored or bulk-loaded (pg_restore, COPY) has no planner statistics
+        // yet: without them the batched document query reads whole tables for every batch.
+        match app.store.analyze_changed_tables().await {
+            Ok(tables) if !tables.is_empty() => {
+                tracing::info!(?tables, "planner statistics refreshed before the rebuild");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "refreshing planner statistics failed"),
+        }
         let ids: Vec<String> = sqlx::query("SELECT id FROM package ORDER BY id")
             .fetch_all(&app.store.pool)
             .await?

@@ -477,19 +477,24 @@ pub async fn mark_package_deleted(
     Ok(())
 }
 
-/// Removes a dataset and every row that hangs off it.
-pub async fn purge_package(conn: &mut AnyConnection, id: &str) -> sqlx::Result<()> {
+/// Removes a dataset and every row that hangs off it; returns the ids of the resources removed
+/// (deleted ones included), whose files the caller removes once the purge has committed.
+pub async fn purge_package(conn: &mut AnyConnection, id: &str) -> sqlx::Result<Vec<String>> {
+    let resources: Vec<(String,)> =
+        sqlx::query_as("DELETE FROM resource WHERE package_id = $1 RETURNING id")
+            .bind(id)
+            .fetch_all(&mut *conn)
+            .await?;
     for sql in [
         "DELETE FROM member WHERE table_name = 'package' AND table_id = $1",
         "DELETE FROM collaborator WHERE package_id = $1",
         "DELETE FROM package_tag WHERE package_id = $1",
-        "DELETE FROM resource WHERE package_id = $1",
         "DELETE FROM package_relationship WHERE subject_package_id = $1 OR object_package_id = $1",
         "DELETE FROM package WHERE id = $1",
     ] {
         sqlx::query(sql).bind(id).execute(&mut *conn).await?;
     }
-    Ok(())
+    Ok(resources.into_iter().map(|(id,)| id).collect())
 }
 
 /// The ids of an organization's datasets that are not deleted.

@@ -242,7 +242,30 @@ async fn downloads_stream_with_ranges_from_the_local_store() {
             grown < 24 * 1024,
             "{kind}: the server's peak memory grew by {grown} KiB sending a 40 MiB file"
         );
+
+        // Purging the dataset removes the file, once the purge has committed.
+        let rid = made["result"]["id"].as_str().unwrap().to_string();
+        let file = catalog_framework::files::resource_file_path(server.data_path(), &rid);
+        assert!(file.is_file(), "{kind}: no file at {}", file.display());
+        server.ok("dataset_purge", json!({"id": "files"})).await;
+        assert!(
+            eventually(|| !file.exists()).await,
+            "{kind}: the purged resource's file is still there: {}",
+            server.log_text()
+        );
+        assert_eq!(get(&server, &path, None).await.status().as_u16(), 404);
     }
+}
+
+/// Whether `done` holds within 15 s (checked every 50 ms): what a background job does.
+async fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    for _ in 0..300 {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    done()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -294,6 +317,14 @@ async fn an_object_store_shares_files_across_nodes() {
             }
             assert_eq!(c.log_count(warning), 1, "{}", c.log_text());
         }
+        // Purging the dataset empties the bucket of its files (its resources' on both nodes).
+        a.ok("dataset_purge", json!({"id": "shared"})).await;
+        assert!(
+            eventually(|| s3.objects().is_empty()).await,
+            "{kind}: objects left after the purge: {:?} {}",
+            s3.objects(),
+            a.log_text()
+        );
     }
 }
 

@@ -64,13 +64,18 @@ pub(crate) async fn dataset_purge(
         .flat_map(|r| [r.subject_package_id, r.object_package_id])
         .filter(|other| *other != row.id)
         .collect();
-    store::purge_package(ctx.db().await?, &row.id).await?;
+    let before: Value = serde_json::from_str(&row.data)?;
+    let removed = store::purge_package(ctx.db().await?, &row.id).await?;
+    // Their files go once the purge has committed (a job enqueued in this transaction).
+    let with_files = crate::resource::purge_files::may_have_files(&before, removed);
+    if !with_files.is_empty() {
+        crate::resource::purge_files::enqueue(ctx, &row.id, with_files).await?;
+    }
     // The datasets it was related to lose the relationship from their documents too.
     for other in related {
         crate::relationship::refresh_dataset(ctx, &other, false).await?;
     }
     if ctx.wants_events() {
-        let before = serde_json::from_str(&row.data)?;
         ctx.emit(Entity::Package, Change::Purged, &row.id, Some(before), None);
     }
     Ok(Value::Null)

@@ -14,6 +14,7 @@ pub(crate) mod create;
 pub(crate) mod delete;
 pub(crate) mod download;
 pub(crate) mod format_autocomplete;
+pub(crate) mod purge_files;
 pub(crate) mod reorder;
 pub(crate) mod search;
 pub(crate) mod show;

@@ -261,12 +261,12 @@ impl Server {
             .count()
     }
 
-    /// The store's URL, for a test that looks at the database itself.
     /// The node's data directory (`--data-dir`; a local file store's files are under it).
     pub(crate) fn data_path(&self) -> &std::path::Path {
         self.data_dir.path()
     }
 
+    /// The store's URL, for a test that looks at the database itself.
     pub(crate) fn database_url(&self) -> String {
         match &self.db {
             Some(db) => db.url.clone(),

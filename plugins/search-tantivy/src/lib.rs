@@ -14,7 +14,7 @@
 #![forbid(unsafe_code)]
 
 mod cache;
-mod deep;
+mod compact;
 mod facets;
 mod query;
 
@@ -168,6 +168,8 @@ struct Generation {
     f: Fields,
     /// Answers of recent searches on this generation's current reader.
     answers: cache::ResultCache,
+    /// The large segments' facet columns, decoded for counting.
+    uninverted: Arc<facets::UninvertedColumns>,
 }
 
 impl Generation {
@@ -204,6 +206,7 @@ impl Generation {
             writer,
             f,
             answers: Default::default(),
+            uninverted: Default::default(),
         })
     }
 
@@ -364,8 +367,10 @@ fn search_uncached(
         .filter(|f| kind(f) == FieldKind::String)
         .map(|f| format!("s.{f}"))
         .collect();
+    gen.uninverted.retain_segments(searcher);
     let facets_wanted = FacetCollector {
         columns: facet_columns,
+        uninverted: gen.uninverted.clone(),
     };
     let (count, addrs, mut by_column) = if req.rows == 0 {
         let (count, fruit) = searcher
@@ -466,9 +471,6 @@ fn order(desc: bool) -> Order {
     }
 }
 
-/// From this `start` on, score and date sorts take the compact path of [`deep`].
-const DEEP_START: usize = 1_000;
-
 /// The page of document addresses, by the requested sort keys then by id, with the count and
 /// the facets of the same pass.
 fn top_docs(
@@ -477,35 +479,38 @@ fn top_docs(
     req: &SearchRequest,
     facets: FacetCollector,
 ) -> CkanResult<(usize, Vec<tantivy::DocAddress>, FacetFruit)> {
-    if req.start >= DEEP_START {
-        let compact: Option<Vec<(deep::Key, bool)>> = req
-            .sort
-            .iter()
-            .take(3)
-            .map(|k| match &k.field {
-                SortField::Score => Some((deep::Key::Score, k.descending)),
-                SortField::Field(f) if f == "metadata_modified" || f == "metadata_created" => {
-                    Some((deep::Key::Date(f.clone()), k.descending))
-                }
-                SortField::Field(_) => None,
-            })
-            .collect();
-        if let Some(keys) = compact.filter(|k| k.len() <= 2) {
-            let descending: Vec<bool> = keys.iter().map(|(_, d)| *d).collect();
-            let collector = deep::DeepCollector {
-                keys: keys.into_iter().map(|(k, _)| k).collect(),
-            };
-            let (entries, fruit) = searcher
-                .search(q, &(collector, facets))
-                .map_err(engine_error)?;
-            let count = entries.len();
-            return Ok((
-                count,
-                deep::page(entries, &descending, req.start, req.rows),
-                fruit,
-            ));
-        }
+    // Score and date sorts (at most two keys) take the compact paths of [`compact`].
+    let keys: Option<Vec<(compact::Key, bool)>> = req
+        .sort
+        .iter()
+        .take(3)
+        .map(|k| match &k.field {
+            SortField::Score => Some((compact::Key::Score, k.descending)),
+            SortField::Field(f) if f == "metadata_modified" || f == "metadata_created" => {
+                Some((compact::Key::Date(f.clone()), k.descending))
+            }
+            SortField::Field(_) => None,
+        })
+        .collect();
+    if let Some(keys) = keys.filter(|k| !k.is_empty() && k.len() <= 2) {
+        let top = compact::TopCollector {
+            keys,
+            limit: req.start.saturating_add(req.rows),
+        };
+        let ((count, entries), fruit) = searcher.search(q, &(top, facets)).map_err(engine_error)?;
+        let page = compact::page(searcher, entries, req.start, req.rows).map_err(engine_error)?;
+        return Ok((count, page, fruit));
     }
+    general_top_docs(searcher, q, req, facets)
+}
+
+/// [`top_docs`] for any sort, by tantivy's `TopDocs` on erased sort keys.
+fn general_top_docs(
+    searcher: &tantivy::Searcher,
+    q: &dyn tantivy::query::Query,
+    req: &SearchRequest,
+    facets: FacetCollector,
+) -> CkanResult<(usize, Vec<tantivy::DocAddress>, FacetFruit)> {
     let mut keys: Vec<(SortByErasedType, Order)> = Vec::new();
     for k in req.sort.iter().take(3) {
         keys.push((sort_column(&k.field)?, order(k.descending)));

@@ -228,8 +228,8 @@ async fn shared_search_backend_cases() {
     );
 }
 
-/// Deep pages of score and date sorts take the compact path (`deep.rs`); with distinct dates
-/// (no ties) they are exactly the pages the general sort gives, facets and count included.
+/// Deep pages of score and date sorts take the compact top-k (`compact.rs`): the pages the
+/// general sort gives, facets and count included.
 #[tokio::test]
 async fn deep_pages_match_the_general_sort() {
     let dir = tempfile::tempdir().unwrap();
@@ -284,6 +284,82 @@ async fn deep_pages_match_the_general_sort() {
             assert_eq!(names(&deep), want, "start {start}");
             assert_eq!(deep.count, all.count);
             assert_eq!(deep.facets, all.facets);
+        }
+    }
+}
+
+/// Score and date sorts take the compact top-k (`compact.rs`): the same page and count as the
+/// general sort, ties of score and date ordered by id, on shallow and deep pages, over several
+/// segments and with many ties; facets from decoded columns (`facets.rs`) as from the columns.
+#[tokio::test]
+async fn compact_pages_match_the_general_sort() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = TantivyBackend::open(dir.path()).unwrap();
+    // Three segments; 7 dates and 3 titles, so that most matches tie on both keys.
+    for batch in 0..3 {
+        let docs: Vec<IndexDocument> = (0..400)
+            .map(|j| {
+                let i = batch * 400 + j;
+                let title = ["open data", "open budget data", "data about open budgets"][i % 3];
+                // Ids not in the order of the documents, so that index order is not id order.
+                let id = format!(
+                    "{:08x}-0000-0000-0000-{i:012}",
+                    (i * 2_654_435_761) % (1 << 32)
+                );
+                pkg(
+                    &id,
+                    &format!("ds-{i:04}"),
+                    title,
+                    &[&["economy"][..], &["economy", "health"], &[], &["Health"]][i % 4],
+                    ["org-a", "org-b"][i % 5 / 4],
+                    &format!("2024-01-{:02}T00:00:00", 1 + i % 7),
+                )
+            })
+            .collect();
+        b.apply(docs, Vec::new()).await.unwrap();
+    }
+    let gen = b.current();
+    let searcher = gen.reader.searcher();
+    assert!(searcher.segment_readers().len() > 1, "several segments");
+    let key = |f: SortField, descending: bool| SortKey {
+        field: f,
+        descending,
+    };
+    let mm = || SortField::Field("metadata_modified".into());
+    for sort in [
+        vec![key(SortField::Score, true), key(mm(), true)],
+        vec![key(mm(), false)],
+        vec![key(mm(), true), key(SortField::Score, false)],
+        vec![key(SortField::Score, false)],
+    ] {
+        for q in ["open data", "budget", ""] {
+            let mut r = req(q, &[]);
+            r.sort = sort.clone();
+            for (start, rows) in [
+                (0, 20),
+                (0, 1),
+                (15, 7),
+                (0, 999),
+                (990, 9),
+                (1000, 50),
+                (1199, 1),
+                (1190, 20),
+            ] {
+                r.start = start;
+                r.rows = rows;
+                let main = query::Builder::new(&gen.f).build(&r.query).unwrap();
+                // Facets from decoded columns (every segment) and from the columns.
+                let facets = |min_docs| FacetCollector {
+                    columns: vec!["s.tags".into(), "s.organization".into()],
+                    uninverted: Arc::new(facets::UninvertedColumns::new(min_docs)),
+                };
+                let (count, page, fruit) = top_docs(&searcher, &*main, &r, facets(0)).unwrap();
+                let (want_count, want, want_fruit) =
+                    general_top_docs(&searcher, &*main, &r, facets(u32::MAX)).unwrap();
+                assert_eq!(page, want, "{q:?} {sort:?} {start} {rows}");
+                assert_eq!(count, want_count);
+                assert_eq!(fruit, want_fruit);
+            }
         }
     }
 }

@@ -310,7 +310,7 @@ async fn compact_pages_match_the_general_sort() {
                     &id,
                     &format!("ds-{i:04}"),
                     title,
-                    &[&["economy"][..], &["economy", "health"], &[], &["Health"]][i % 4],
+                    [&["economy"][..], &["economy", "health"], &[], &["Health"]][i % 4],
                     ["org-a", "org-b"][i % 5 / 4],
                     &format!("2024-01-{:02}T00:00:00", 1 + i % 7),
                 )

@@ -189,7 +189,10 @@ impl Generation {
         index.tokenizers().register(EN, en_analyzer());
         index.tokenizers().register(GENERAL, general_analyzer());
         let writer = match index.writer_with_num_threads(threads, writer_bytes) {
-            Ok(w) => Some(Mutex::new(w)),
+            Ok(w) => {
+                w.set_merge_policy(Box::new(merge_policy(8)));
+                Some(Mutex::new(w))
+            }
             Err(tantivy::TantivyError::LockFailure(..)) => {
                 tracing::warn!(dir = %dir.display(), "the search index is locked by another process (a running server?): opened read-only");
                 None
@@ -266,10 +269,26 @@ impl Generation {
     /// Lets the writer merge as a live index's does (a rebuild merges 4 segments at a time,
     /// not 8).
     fn live_merges(&self) -> anyhow::Result<()> {
-        self.writer()?
-            .set_merge_policy(Box::new(tantivy::indexer::LogMergePolicy::default()));
+        self.writer()?.set_merge_policy(Box::new(merge_policy(8)));
         Ok(())
     }
+}
+
+/// Segments with more documents than this are not merged further, in a rebuild or live.
+/// Merging the large segments of a big index is what made a rebuild at 1,000,000 datasets slow
+/// and its memory peak (the merged segments' files mapped at once: 1.2 GiB); capped, the
+/// rebuild ran 1.5x faster with a 489 MiB peak, and searches over the 17 segments it leaves
+/// (11 of ~87k) were as fast as over 14 with two of ~347k (docs/BENCHMARKS.md). The server's
+/// own merges stay as small.
+const MERGE_MAX_DOCS: usize = 50_000;
+
+/// The log merge policy, merging `segments` segments of a size at a time, up to
+/// [`MERGE_MAX_DOCS`].
+fn merge_policy(segments: usize) -> tantivy::indexer::LogMergePolicy {
+    let mut p = tantivy::indexer::LogMergePolicy::default();
+    p.set_min_num_segments(segments);
+    p.set_max_docs_before_merge(MERGE_MAX_DOCS);
+    p
 }
 
 /// Threads a search collects segments on: the machine's cores, at most 4.
@@ -761,9 +780,7 @@ impl SearchBackend for TantivyBackend {
             let gen = Generation::open(&root, &new_generation_name(), REBUILD_WRITER_BYTES, 2)?;
             // Merges of 4 segments instead of 8: with the small writer budget a rebuild would
             // otherwise leave twice as many segments, and a search visits each.
-            let mut merges = tantivy::indexer::LogMergePolicy::default();
-            merges.set_min_num_segments(4);
-            gen.writer()?.set_merge_policy(Box::new(merges));
+            gen.writer()?.set_merge_policy(Box::new(merge_policy(4)));
             anyhow::Ok(gen)
         })
         .await??;

@@ -11,9 +11,10 @@
 //! facet column is decoded once, "uninverted" as Solr's `UnInvertedField` does, into each
 //! document's ordinal (single-valued columns) or the start of its distinct ordinals and the
 //! ordinals (16 bits when the column has fewer than 65,535 values), kept while the segment is
-//! in the index ([`Uninverted`]); matches are counted in blocks, a column at a time. Segments are immutable, so the decoded column never goes stale; small
-//! (young) segments are read directly; the decoded columns together stay within
-//! [`UNINVERT_BUDGET`] bytes, beyond which columns are read directly.
+//! in the index ([`Uninverted`]); matches are counted in blocks, a column at a time. Segments
+//! are immutable, so a decoded column never goes stale; small (young) segments are read
+//! directly; the decoded columns together stay within [`UNINVERT_BUDGET`] bytes, beyond which
+//! columns are read directly.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -186,7 +187,7 @@ impl Default for UninvertedColumns {
 
 #[derive(Default)]
 struct UninvertedInner {
-    /// `None`: the column is not decoded (too many values in a document, or over budget).
+    /// `None`: the column is read directly (more than 2^32 values, or over budget).
     columns: HashMap<(SegmentId, String), Option<Arc<Uninverted>>>,
     bytes: usize,
 }
@@ -240,6 +241,8 @@ impl UninvertedColumns {
         let mut inner = self.inner.lock().expect("poisoned");
         let size = built.as_ref().map_or(0, |u| u.bytes());
         if inner.bytes + size > UNINVERT_BUDGET {
+            // Over budget: read this column directly from now on, not decode it again.
+            inner.columns.insert(key, None);
             return None;
         }
         if let Some(found) = inner.columns.get(&key) {

@@ -498,7 +498,9 @@ fn top_docs(
     req: &SearchRequest,
     facets: FacetCollector,
 ) -> CkanResult<(usize, Vec<tantivy::DocAddress>, FacetFruit)> {
-    // Score and date sorts (at most two keys) take the compact paths of [`compact`].
+    // Score and date sorts (at most two keys, a date among them) take the compact top-k of
+    // [`compact`]. A sort by score alone stays general: without a `q` every match ties on it,
+    // and the compact path reads the id of every tied match.
     let keys: Option<Vec<(compact::Key, bool)>> = req
         .sort
         .iter()
@@ -511,7 +513,10 @@ fn top_docs(
             SortField::Field(_) => None,
         })
         .collect();
-    if let Some(keys) = keys.filter(|k| !k.is_empty() && k.len() <= 2) {
+    let dated = |k: &Vec<(compact::Key, bool)>| {
+        k.len() <= 2 && k.iter().any(|(k, _)| matches!(k, compact::Key::Date(_)))
+    };
+    if let Some(keys) = keys.filter(dated) {
         let top = compact::TopCollector {
             keys,
             limit: req.start.saturating_add(req.rows),

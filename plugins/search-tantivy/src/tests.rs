@@ -363,3 +363,49 @@ async fn compact_pages_match_the_general_sort() {
         }
     }
 }
+
+/// Documents rewritten by merges while `docs` documents arrive in commits of `per_commit`,
+/// each merge the policy proposes done at once (as the server's writer does between commits).
+fn merge_rewrites(policy: &dyn tantivy::indexer::MergePolicy, docs: u32, per_commit: u32) -> u64 {
+    use tantivy::index::SegmentId;
+    let index = Index::create_in_ram(schema().0);
+    let mut segments = Vec::new();
+    let mut rewritten = 0u64;
+    for _ in 0..docs / per_commit {
+        segments.push(index.new_segment_meta(SegmentId::generate_random(), per_commit));
+        loop {
+            let candidates = policy.compute_merge_candidates(&segments);
+            let Some(c) = candidates.first() else { break };
+            let merged: u32 = segments
+                .iter()
+                .filter(|s| c.0.contains(&s.id()))
+                .map(|s| s.max_doc())
+                .sum();
+            rewritten += u64::from(merged);
+            segments.retain(|s| !c.0.contains(&s.id()));
+            segments.push(index.new_segment_meta(SegmentId::generate_random(), merged));
+        }
+    }
+    rewritten
+}
+
+#[test]
+fn live_merges_rewrite_each_document_a_few_times() {
+    // A bulk load: 20,000 datasets committed 4 at a time (the index follower's pace under
+    // load). With tantivy's default floor of 10,000 documents, every eighth commit rewrote the
+    // largest segment under 10,000 again: ~260 rewrites per document (a model of the policy
+    // gives 5.2 million documents rewritten; with the floor of 200, ~133,000).
+    let docs = 20_000;
+    let ours = merge_rewrites(&merge_policy(8), docs, 4);
+    let mut floor_10k = merge_policy(8);
+    floor_10k.set_min_layer_size(10_000);
+    let theirs = merge_rewrites(&floor_10k, docs, 4);
+    assert!(
+        ours <= 8 * u64::from(docs),
+        "{ours} documents rewritten for {docs}"
+    );
+    assert!(theirs > 20 * ours, "default floor: {theirs}, ours: {ours}");
+    // A segment at the cap is not merged again.
+    let capped = merge_rewrites(&merge_policy(8), 3 * MERGE_MAX_DOCS as u32, 5_000);
+    assert!(capped <= 2 * 3 * MERGE_MAX_DOCS as u64, "{capped}");
+}

@@ -97,6 +97,14 @@ pub struct ActionContext {
     /// internal callers, never from HTTP.
     pub background: bool,
     pub uploads: Vec<Upload>,
+    /// A read request's change-feed position (`X-Catalog-Seq` or the `catalog_seq` cookie:
+    /// the client's last write, on this node or another) and when the request arrived. Its
+    /// first search waits until this node's index has applied it, and until then the
+    /// node-local `package_show` cache does not answer it (the store, shared by the nodes,
+    /// does). Reads that touch neither wait for nothing: before, every read with the cookie
+    /// waited for an index pass, so a client that keeps cookies (ckanapi's session) paid a
+    /// pass on each read after each write.
+    pub read_after: Option<(i64, std::time::Instant)>,
     /// True once a write action ran: the call then needs a transaction.
     write: bool,
     /// Action calls in progress in this context (nested calls included).
@@ -129,6 +137,7 @@ impl ActionContext {
             allow_state_change: false,
             background: false,
             uploads: Vec::new(),
+            read_after: None,
             write: false,
             depth: 0,
             top_action: String::new(),
@@ -243,8 +252,7 @@ impl ActionContext {
     /// is share-locked until commit, so it cannot change under the call.
     pub async fn package_row(&mut self, id_or_name: &str) -> CkanResult<Option<PackageRow>> {
         if !self.write {
-            // A write acknowledged before this call may not have reached the cache yet.
-            if !self.app.index_lag.pending() {
+            if self.local_copies_current() {
                 if let Some(hit) = self.app.package_cache.get(id_or_name) {
                     return Ok(Some(hit.row.clone()));
                 }
@@ -258,13 +266,32 @@ impl ActionContext {
         Ok(q::package_by_ref_locked(self.db().await?, id_or_name, lock).await?)
     }
 
+    /// Whether node-local copies of the store (the `package_show` cache, which the index
+    /// follower invalidates) hold every write this call must see: the writes acknowledged by
+    /// this process before it, and the client's last write on another node
+    /// ([`ActionContext::read_after`]).
+    pub fn local_copies_current(&self) -> bool {
+        !self.app.index_lag.pending()
+            && self
+                .read_after
+                .is_none_or(|(seq, _)| self.app.search.applied_through(seq))
+    }
+
     /// Searches the index once it has every write acknowledged before this call (a search
-    /// right after a write sees it; see [`crate::search_index::SearchIndex::settle`]).
+    /// right after a write sees it; see [`crate::search_index::SearchIndex::settle`]) and
+    /// the client's last write on another node ([`ActionContext::read_after`]).
     pub async fn search(
         &mut self,
         req: &crate::search::SearchRequest,
     ) -> CkanResult<crate::search::SearchHits> {
         let app = self.app.clone();
+        if let Some((seq, arrived)) = self.read_after.take() {
+            self.release_read_connection();
+            let limit = std::time::Duration::from_millis(
+                app.config.catalog.search.read_your_writes_wait_ms,
+            );
+            app.search.catch_up(&app, seq, arrived, limit).await;
+        }
         // Before ADR 0012 the write itself waited for its index pass, without a bound; a
         // loaded machine can take seconds for one, so this waits longer than a cross-node read.
         let limit = std::time::Duration::from_millis(

@@ -93,6 +93,11 @@ pub trait SearchIndex: Send + Sync + 'static {
     /// acknowledged before the call (read-your-writes; what a search does first).
     async fn settle(&self, app: &AppState, limit: Duration);
 
+    /// Whether this node has applied the change feed up to `seq` (a client's last write,
+    /// from its `X-Catalog-Seq`): what its node-local copies (the `package_show` cache) then
+    /// hold is at least as new. True where the node follows no feed.
+    fn applied_through(&self, seq: i64) -> bool;
+
     /// Waits (at most `limit`) until this node has applied the change feed up to `seq`, the
     /// position another node's write answered with.
     async fn catch_up(&self, app: &AppState, seq: i64, arrived: Instant, limit: Duration);

@@ -435,14 +435,14 @@ pub fn seen_sequence(headers: &HeaderMap) -> Option<i64> {
         .and_then(|(_, v)| v.trim().parse().ok())
 }
 
-/// Before a read: when the request carries the sequence number of a write made on another
-/// node, waits (within `catalog.search.read_your_writes_wait_ms`) until this node's index has
-/// applied it.
-pub async fn read_your_writes(app: &AppState, headers: &HeaderMap, arrived: std::time::Instant) {
-    if let Some(seq) = seen_sequence(headers) {
-        let limit = Duration::from_millis(app.config.catalog.search.read_your_writes_wait_ms);
-        app.search.catch_up(app, seq, arrived, limit).await;
-    }
+/// What a read request's context keeps for read-your-writes across nodes
+/// ([`crate::context::ActionContext::read_after`]): the sequence number it carries and when it
+/// arrived. Its searches wait for this node's index to apply it; nothing else waits.
+pub fn read_after(
+    headers: &HeaderMap,
+    arrived: std::time::Instant,
+) -> Option<(i64, std::time::Instant)> {
+    seen_sequence(headers).map(|seq| (seq, arrived))
 }
 
 /// Tells the client the change-feed position of its write (header and cookie), so that its

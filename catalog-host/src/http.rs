@@ -15,7 +15,7 @@ use catalog_framework::prelude::*;
 use catalog_framework::store::json::to_ckan_json;
 use catalog_framework::web::{
     bare_error, body_limit, envelope, help_url, identify, json_response, mark_sequence, parse_json,
-    query_to_params, read_body, read_request_body, read_your_writes, BadRequest, PageRegistration,
+    query_to_params, read_after, read_body, read_request_body, BadRequest, PageRegistration,
     RoutesRegistration, SharedPage, JSON_TYPE,
 };
 use catalog_framework::web::{is_js_callback, path_after, read_multipart};
@@ -330,10 +330,10 @@ async fn action_handler(State(app): State<AppState>, req: Request) -> Response {
         identify(&app, &headers).await
     };
     let writes = !action.side_effect_free();
-    if !writes {
-        read_your_writes(&app, &headers, arrived).await;
-    }
     let mut ctx = ActionContext::new(app.clone(), user);
+    if !writes {
+        ctx.read_after = read_after(&headers, arrived);
+    }
     ctx.uploads = uploads;
     let (status, body) = match ctx.run_top_answer(&name, params).await {
         Ok(Answer::Serialized(s)) => (

@@ -8,8 +8,8 @@ use axum::response::{IntoResponse, Response};
 use catalog_framework::prelude::*;
 use catalog_framework::store::json::to_ckan_json_string;
 use catalog_framework::web::{
-    bare_error, identify, is_js_callback, json_response, parse_json, query_to_params,
-    read_request_body, read_your_writes,
+    bare_error, identify, is_js_callback, json_response, parse_json, query_to_params, read_after,
+    read_request_body,
 };
 
 const JSONP_TYPE: &str = "application/javascript;charset=utf-8";
@@ -62,6 +62,8 @@ pub(crate) struct LegacyRequest {
     pub body: axum::body::Bytes,
     pub user: Option<Principal>,
     callback: Option<String>,
+    /// A GET's read-your-writes position ([`ActionContext::read_after`]).
+    read_after: Option<(i64, std::time::Instant)>,
 }
 
 impl LegacyRequest {
@@ -72,9 +74,11 @@ impl LegacyRequest {
         let arrived = std::time::Instant::now();
         let (parts, body) = req.into_parts();
         let user = identify(&app, &parts.headers).await;
-        if parts.method == Method::GET {
-            read_your_writes(&app, &parts.headers, arrived).await;
-        }
+        let read_after = if parts.method == Method::GET {
+            read_after(&parts.headers, arrived)
+        } else {
+            None
+        };
         let body = read_request_body(&app, body)
             .await
             .map_err(|(status, msg)| bare_error(status, &msg))?;
@@ -101,13 +105,16 @@ impl LegacyRequest {
             user,
             callback,
             app,
+            read_after,
         })
     }
 
     /// A fresh action context for this caller: each call runs in its own transaction and
     /// commits when it succeeds, as an Action API request does.
     pub(crate) fn context(&self) -> ActionContext {
-        ActionContext::new(self.app.clone(), self.user.clone())
+        let mut ctx = ActionContext::new(self.app.clone(), self.user.clone());
+        ctx.read_after = self.read_after;
+        ctx
     }
 
     /// Runs one action as this caller (authorization included) and commits it.

@@ -37,9 +37,9 @@ pub(crate) async fn package_show(
     let include_plugin_data = truthy(p.include_plugin_data.as_ref()) && ctx.is_sysadmin();
     let cacheable = !ctx.in_write() && !default_schema && !include_plugin_data;
     let generation = ctx.app.package_cache.generation();
-    // A write acknowledged before this call may not have reached the cache yet (the indexer
-    // invalidates it): read the store until it has.
-    let cached = if cacheable && !ctx.app.index_lag.pending() {
+    // A write acknowledged before this call, or the client's last write on another node, may
+    // not have reached the cache yet (the indexer invalidates it): read the store until it has.
+    let cached = if cacheable && ctx.local_copies_current() {
         ctx.app.package_cache.get(&id)
     } else {
         None

@@ -1,0 +1,154 @@
+//! The search index follower's group commit, on SQLite and on PostgreSQL: writes made one
+//! after another (as `ckanapi load`'s workers make them: no other write in progress when one
+//! commits) share index passes, at most one per `catalog.search.commit_delay_ms`, while a
+//! write after a quiet spell is indexed at once. Passes are counted from the follower's own
+//! debug event. And a read that carries a client's last write position (`X-Catalog-Seq`)
+//! waits for this node's index only when it searches.
+//!
+//! One test function: the counting subscriber is process-global.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use catalog_framework::context::ActionContext;
+use catalog_host::testkit::{stores, StoreKind, TestApp};
+use serde_json::json;
+use tracing_subscriber::layer::SubscriberExt;
+
+use catalog_plugin_activity as _;
+use catalog_plugin_auth as _;
+use catalog_plugin_core as _;
+use catalog_plugin_search_tantivy as _;
+
+/// Counts the index passes (the indexer's "search index pass" events).
+struct Passes(Arc<AtomicUsize>);
+
+struct Message(bool);
+
+impl tracing::field::Visit for Message {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" && format!("{value:?}") == "search index pass" {
+            self.0 = true;
+        }
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Passes {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        let mut m = Message(false);
+        event.record(&mut m);
+        if m.0 {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+const DELAY_MS: u64 = 500;
+/// How long a read waits for another node's write (`catalog.search.read_your_writes_wait_ms`).
+const WAIT_MS: u64 = 1_500;
+
+async fn check(kind: StoreKind, passes: &AtomicUsize) {
+    let t = TestApp::start_with(kind, |c| {
+        c.catalog.search.backend = "tantivy".into();
+        c.catalog.search.commit_delay_ms = DELAY_MS;
+        c.catalog.search.read_your_writes_wait_ms = WAIT_MS;
+    })
+    .await;
+    t.ok("organization_create", json!({"name": "office"})).await;
+    tokio::time::sleep(Duration::from_millis(2 * DELAY_MS)).await;
+
+    // After a quiet spell a write is indexed at once, well before the delay.
+    let before = passes.load(Ordering::SeqCst);
+    t.ok(
+        "package_create",
+        json!({"name": "first", "owner_org": "office"}),
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_millis(DELAY_MS * 4 / 5);
+    while passes.load(Ordering::SeqCst) == before && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        passes.load(Ordering::SeqCst) > before,
+        "a write after a quiet spell is indexed without waiting for the delay ({kind})"
+    );
+
+    // Writes one after another: at most one pass per delay (and one more for the last ones).
+    tokio::time::sleep(Duration::from_millis(2 * DELAY_MS)).await;
+    let before = passes.load(Ordering::SeqCst);
+    let started = Instant::now();
+    let writes = 12;
+    for i in 0..writes {
+        t.ok(
+            "package_create",
+            json!({"name": format!("one-after-another-{i}"), "owner_org": "office"}),
+        )
+        .await;
+    }
+    let took = started.elapsed();
+    tokio::time::sleep(Duration::from_millis(3 * DELAY_MS)).await;
+    let made = passes.load(Ordering::SeqCst) - before;
+    let allowed = 2 + (took.as_millis() / u128::from(DELAY_MS)) as usize;
+    assert!(made >= 1, "the follower indexed the writes ({kind})");
+    assert!(
+        made <= allowed && made < writes,
+        "{made} index passes for {writes} writes in {took:?} ({kind})"
+    );
+    // And every one of them is searchable.
+    let found = t
+        .ok(
+            "package_search",
+            json!({"q": "name:one-after-another-*", "rows": 0}),
+        )
+        .await;
+    assert_eq!(found["count"], writes, "{kind}");
+
+    // A read with the position of a write this node has not applied yet (one made on
+    // another node): package_show answers from the store at once; a search waits (here until
+    // its limit, as the write never comes).
+    let ahead = t.app.search.high() + 1_000;
+    let read = |action: &'static str, params: serde_json::Value| {
+        let mut ctx = ActionContext::new(t.app.clone(), Some(t.admin.clone()));
+        ctx.read_after = Some((ahead, Instant::now()));
+        let params = params.as_object().unwrap().clone();
+        async move {
+            let started = Instant::now();
+            let v = ctx.run_top(action, params).await.unwrap();
+            (v, started.elapsed())
+        }
+    };
+    let (shown, took) = read("package_show", json!({"id": "first"})).await;
+    assert_eq!(shown["name"], "first", "{kind}");
+    assert!(
+        took < Duration::from_millis(WAIT_MS),
+        "package_show waited {took:?} for the index ({kind})"
+    );
+    let (_, took) = read("package_search", json!({"q": "name:first"})).await;
+    if kind == StoreKind::Postgres {
+        // Each node follows the feed: the search waits for it.
+        assert!(
+            took >= Duration::from_millis(WAIT_MS),
+            "package_search did not wait for the position ({took:?}, {kind})"
+        );
+    } else {
+        // One embedded node has no feed to wait for.
+        assert!(took < Duration::from_millis(WAIT_MS), "{took:?} ({kind})");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_one_after_another_share_index_passes() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let subscriber = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::filter::Targets::new()
+                .with_target("catalog_host::indexer", tracing::Level::DEBUG),
+        )
+        .with(Passes(n.clone()));
+    tracing::subscriber::set_global_default(subscriber).unwrap();
+
+    for kind in stores().await {
+        check(kind, &n).await;
+    }
+}

@@ -1,8 +1,7 @@
 //! The search index follower's group commit, on SQLite and on PostgreSQL: writes made one
 //! after another (as `ckanapi load`'s workers make them: no other write in progress when one
-//! commits) share index passes, at most one per `catalog.search.commit_delay_ms`, while a
-//! write after a quiet spell is indexed at once. Passes are counted from the follower's own
-//! debug event. And a read that carries a client's last write position (`X-Catalog-Seq`)
+//! commits) share index passes, at most one per `catalog.search.commit_delay_ms`. Passes are
+//! counted from the follower's own debug event. And a read that carries a client's last write position (`X-Catalog-Seq`)
 //! waits for this node's index only when it searches.
 //!
 //! One test function: the counting subscriber is process-global.
@@ -19,7 +18,12 @@ use tracing_subscriber::layer::SubscriberExt;
 use catalog_plugin_activity as _;
 use catalog_plugin_auth as _;
 use catalog_plugin_core as _;
+use catalog_plugin_dcat as _;
+use catalog_plugin_legacy_api as _;
+use catalog_plugin_related as _;
+use catalog_plugin_schema as _;
 use catalog_plugin_search_tantivy as _;
+use catalog_plugin_views as _;
 
 /// Counts the index passes (the indexer's "search index pass" events).
 struct Passes(Arc<AtomicUsize>);
@@ -45,34 +49,21 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Passes {
 }
 
 const DELAY_MS: u64 = 500;
-/// How long a read waits for another node's write (`catalog.search.read_your_writes_wait_ms`).
-const WAIT_MS: u64 = 1_500;
 
 async fn check(kind: StoreKind, passes: &AtomicUsize) {
     let t = TestApp::start_with(kind, |c| {
         c.catalog.search.backend = "tantivy".into();
         c.catalog.search.commit_delay_ms = DELAY_MS;
-        c.catalog.search.read_your_writes_wait_ms = WAIT_MS;
     })
     .await;
     t.ok("organization_create", json!({"name": "office"})).await;
     tokio::time::sleep(Duration::from_millis(2 * DELAY_MS)).await;
 
-    // After a quiet spell a write is indexed at once, well before the delay.
-    let before = passes.load(Ordering::SeqCst);
     t.ok(
         "package_create",
         json!({"name": "first", "owner_org": "office"}),
     )
     .await;
-    let deadline = Instant::now() + Duration::from_millis(DELAY_MS * 4 / 5);
-    while passes.load(Ordering::SeqCst) == before && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(
-        passes.load(Ordering::SeqCst) > before,
-        "a write after a quiet spell is indexed without waiting for the delay ({kind})"
-    );
 
     // Writes one after another: at most one pass per delay (and one more for the last ones).
     tokio::time::sleep(Duration::from_millis(2 * DELAY_MS)).await;
@@ -89,10 +80,13 @@ async fn check(kind: StoreKind, passes: &AtomicUsize) {
     let took = started.elapsed();
     tokio::time::sleep(Duration::from_millis(3 * DELAY_MS)).await;
     let made = passes.load(Ordering::SeqCst) - before;
-    let allowed = 2 + (took.as_millis() / u128::from(DELAY_MS)) as usize;
+    // Without the bound every write got a pass of its own (no other write was in progress
+    // when it committed). With it: the first at once, then one per delay, and on PostgreSQL
+    // the node's polls of the feed may find the last rows.
+    let allowed = 4 + (took.as_millis() / u128::from(DELAY_MS)) as usize;
     assert!(made >= 1, "the follower indexed the writes ({kind})");
     assert!(
-        made <= allowed && made < writes,
+        made <= allowed.min(writes / 2),
         "{made} index passes for {writes} writes in {took:?} ({kind})"
     );
     // And every one of them is searchable.
@@ -105,35 +99,40 @@ async fn check(kind: StoreKind, passes: &AtomicUsize) {
     assert_eq!(found["count"], writes, "{kind}");
 
     // A read with the position of a write this node has not applied yet (one made on
-    // another node): package_show answers from the store at once; a search waits (here until
-    // its limit, as the write never comes).
+    // another node): package_show answers from the store without an index pass; a search runs
+    // (or waits for) a pass that started after it arrived. Where the node follows no feed
+    // there is nothing to wait for.
     let ahead = t.app.search.high() + 1_000;
     let read = |action: &'static str, params: serde_json::Value| {
         let mut ctx = ActionContext::new(t.app.clone(), Some(t.admin.clone()));
         ctx.read_after = Some((ahead, Instant::now()));
         let params = params.as_object().unwrap().clone();
         async move {
-            let started = Instant::now();
+            let before = passes.load(Ordering::SeqCst);
             let v = ctx.run_top(action, params).await.unwrap();
-            (v, started.elapsed())
+            (v, passes.load(Ordering::SeqCst) - before)
         }
     };
-    let (shown, took) = read("package_show", json!({"id": "first"})).await;
-    assert_eq!(shown["name"], "first", "{kind}");
+    // The node's own polls of the feed also make passes: one may fall inside a call by
+    // chance, not three times in a row.
+    let mut show_passes = Vec::new();
+    for _ in 0..3 {
+        let (shown, n) = read("package_show", json!({"id": "first"})).await;
+        assert_eq!(shown["name"], "first", "{kind}");
+        show_passes.push(n);
+        if n == 0 {
+            break;
+        }
+    }
     assert!(
-        took < Duration::from_millis(WAIT_MS),
-        "package_show waited {took:?} for the index ({kind})"
+        show_passes.contains(&0),
+        "package_show ran index passes for the position: {show_passes:?} ({kind})"
     );
-    let (_, took) = read("package_search", json!({"q": "name:first"})).await;
-    if kind == StoreKind::Postgres {
-        // Each node follows the feed: the search waits for it.
-        assert!(
-            took >= Duration::from_millis(WAIT_MS),
-            "package_search did not wait for the position ({took:?}, {kind})"
-        );
+    let (_, n) = read("package_search", json!({"q": "name:first"})).await;
+    if t.app.search.follows_feed() {
+        assert!(n >= 1, "package_search did not catch up ({kind})");
     } else {
-        // One embedded node has no feed to wait for.
-        assert!(took < Duration::from_millis(WAIT_MS), "{took:?} ({kind})");
+        assert_eq!(n, 0, "{kind}");
     }
 }
 

@@ -1,8 +1,8 @@
 //! The search index follower's group commit, on SQLite and on PostgreSQL: writes made one
 //! after another (as `ckanapi load`'s workers make them: no other write in progress when one
 //! commits) share index passes, at most one per `catalog.search.commit_delay_ms`. Passes are
-//! counted from the follower's own debug event. And a read that carries a client's last write position (`X-Catalog-Seq`)
-//! waits for this node's index only when it searches.
+//! counted from the follower's own debug event. And a read that carries a client's last write
+//! position (`X-Catalog-Seq`) waits for this node's index only when it searches.
 //!
 //! One test function: the counting subscriber is process-global.
 
@@ -65,7 +65,7 @@ async fn check(kind: StoreKind, passes: &AtomicUsize) {
     )
     .await;
 
-    // Writes one after another: at most one pass per delay (and one more for the last ones).
+    // Writes one after another, after a quiet spell.
     tokio::time::sleep(Duration::from_millis(2 * DELAY_MS)).await;
     let before = passes.load(Ordering::SeqCst);
     let started = Instant::now();

@@ -391,6 +391,7 @@ fn merge_rewrites(policy: &dyn tantivy::indexer::MergePolicy, docs: u32, per_com
 
 #[test]
 fn live_merges_rewrite_each_document_a_few_times() {
+    use tantivy::indexer::MergePolicy;
     // A bulk load: 20,000 datasets committed 4 at a time (the index follower's pace under
     // load). With tantivy's default floor of 10,000 documents, every eighth commit rewrote the
     // largest segment under 10,000 again: ~260 rewrites per document (a model of the policy
@@ -405,7 +406,18 @@ fn live_merges_rewrite_each_document_a_few_times() {
         "{ours} documents rewritten for {docs}"
     );
     assert!(theirs > 20 * ours, "default floor: {theirs}, ours: {ours}");
-    // A segment at the cap is not merged again.
-    let capped = merge_rewrites(&merge_policy(8), 3 * MERGE_MAX_DOCS as u32, 5_000);
-    assert!(capped <= 2 * 3 * MERGE_MAX_DOCS as u64, "{capped}");
+    // Segments over the cap are not merged again (tantivy's default cap would merge them).
+    let index = Index::create_in_ram(schema().0);
+    let large: Vec<_> = (0..8)
+        .map(|_| {
+            index.new_segment_meta(
+                tantivy::index::SegmentId::generate_random(),
+                MERGE_MAX_DOCS as u32 + 1,
+            )
+        })
+        .collect();
+    assert!(merge_policy(8).compute_merge_candidates(&large).is_empty());
+    let mut uncapped = merge_policy(8);
+    uncapped.set_max_docs_before_merge(10_000_000);
+    assert_eq!(uncapped.compute_merge_candidates(&large).len(), 1);
 }

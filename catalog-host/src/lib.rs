@@ -22,7 +22,7 @@ use catalog_framework::app::{App, Extensions, Jobs, PackageCache, RuntimeConfig,
 pub use catalog_framework::app::{Config, PluginList, Registry, ServerConfig};
 use catalog_framework::prelude::AppState;
 use catalog_framework::search::{
-    Query, SearchBackendInit, SearchBackendRegistration, SearchRequest,
+    Query, SearchBackend, SearchBackendInit, SearchBackendRegistration, SearchRequest,
 };
 pub use catalog_framework::store::{Backend, Store};
 pub use http::{router, serve};
@@ -96,7 +96,12 @@ pub async fn build_app_with(
             data_dir: data_dir.clone(),
         })
         .await?;
+    if index_start == IndexStart::WhileServing {
+        wait_for_index(backend.as_ref()).await;
+    }
     let config_cache_bytes = config.catalog.cache.package_show_bytes;
+    // The index's feed position is read after the wait: the process that held the index
+    // moved it until it exited.
     let search = Arc::new(SearchService::new(backend, &data_dir));
     let follows_feed = search.follows_feed();
     let app = Arc::new(App {
@@ -129,6 +134,24 @@ pub async fn build_app_with(
     Ok(app)
 }
 
+/// How long a starting server waits for another process to let the search index go.
+const INDEX_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A server restarted before the old process has exited: that process lets the index go as it
+/// exits, and this one takes it over, so that what the old one left in the change feed is
+/// applied before serving (past [`INDEX_LOCK_WAIT`] it serves read-only, and takes the index
+/// over at its first index pass after the other process exits).
+async fn wait_for_index(backend: &dyn SearchBackend) {
+    if backend.writable() {
+        return;
+    }
+    tracing::info!("the search index is held by another process: waiting for it to exit");
+    let deadline = std::time::Instant::now() + INDEX_LOCK_WAIT;
+    while !backend.writable() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 /// Brings the index up to the store: applies what a crash (or other nodes, while this one was
 /// down) left in the change feed, and fills an empty index (a new node, a deleted index
 /// directory) from the store.
@@ -140,7 +163,16 @@ async fn prepare_search(
     if !search.backend.writable() {
         // A command beside a running server: the server holds the index, builds it and applies
         // the change feed (its latest writes may still be on their way in, ADR 0012).
-        tracing::debug!("the search index is held by a running server, which keeps it up to date");
+        if index_start == IndexStart::WhileServing {
+            tracing::warn!(
+                "the search index is still held by another process: serving it read-only until \
+                 that process exits (the next index pass after that takes it over)"
+            );
+        } else {
+            tracing::debug!(
+                "the search index is held by a running server, which keeps it up to date"
+            );
+        }
         return Ok(());
     }
     let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM package")

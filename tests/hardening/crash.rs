@@ -1,5 +1,6 @@
 //! `kill -9` in the middle of a write burst: after a restart every acknowledged create and
-//! delete is in the store, and the search index agrees with the store.
+//! delete is in the store, and the search index agrees with the store. A restart whose old
+//! process has not exited yet takes the embedded index over from it.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -132,6 +133,54 @@ async fn kill_9_during_a_write_burst_loses_no_acknowledged_write() {
             "{kind}: kill -9 after {} acknowledged creates and {} deletes: 0 lost, index consistent",
             acked.created.len(),
             acked.deleted.len()
+        );
+    }
+}
+
+/// A server started while the old one still runs (and holds the embedded index's lock) waits
+/// for it to exit and then keeps the index up to date: before, it opened the index read-only
+/// and never indexed a write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_before_the_old_process_exits_takes_the_index_over() {
+    for kind in stores().await {
+        let mut server = Server::start(
+            kind,
+            &[
+                ("CATALOG__SEARCH__BACKEND", "tantivy"),
+                ("CATALOG__AUTH__CREATE_UNOWNED_DATASET", "true"),
+            ],
+        )
+        .await;
+        server
+            .ok("package_create", json!({"name": "before-restart"}))
+            .await;
+        server.restart_overlapping("waiting for it to exit").await;
+        assert_eq!(
+            server.log_count("waiting for it to exit"),
+            1,
+            "{kind:?}: the new process found the index held: {}",
+            server.log_text()
+        );
+        server
+            .ok("package_create", json!({"name": "after-restart"}))
+            .await;
+        let found = server
+            .ok(
+                "package_search",
+                json!({"q": "name:after-restart OR name:before-restart"}),
+            )
+            .await;
+        assert_eq!(
+            found["count"],
+            2,
+            "{kind:?}: both datasets are searchable: {found} {}",
+            server.errors()
+        );
+        assert_eq!(
+            server.log_count("serving it read-only"),
+            0,
+            "{kind:?}: {}",
+            server.log_text()
         );
     }
 }

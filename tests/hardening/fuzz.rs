@@ -401,10 +401,9 @@ async fn hostile_requests_never_crash_never_500_and_change_nothing() {
                 req = req.header("Authorization", t);
             }
             let what = format!("case {case} (FUZZ_SEED={seed_value}): {action}");
-            let resp = req
-                .send()
-                .await
-                .unwrap_or_else(|e| panic!("{kind}: {what}: no answer: {e}\n{}", server.errors()));
+            let resp = req.send().await.unwrap_or_else(|e| {
+                panic!("{kind}: {what}: no answer: {e:?}\n{}", server.log_text())
+            });
             let status = resp.status().as_u16();
             let text = resp.text().await.unwrap_or_default();
             tried += 1;
@@ -546,7 +545,7 @@ async fn hostile_requests_never_crash_never_500_and_change_nothing() {
             let resp = match req.send().await {
                 Ok(r) => r,
                 Err(e) if e.is_builder() => continue,
-                Err(e) => panic!("{kind}: {what}: no answer: {e}\n{}", server.errors()),
+                Err(e) => panic!("{kind}: {what}: no answer: {e:?}\n{}", server.log_text()),
             };
             let status = resp.status().as_u16();
             let text = resp.text().await.unwrap_or_default();

@@ -291,6 +291,31 @@ impl Server {
         self.spawn().await;
     }
 
+    /// Starts the server again while the old process keeps running (a restart whose old
+    /// process has not exited yet): the old one is killed once the new one has logged
+    /// `until_logged` (at most a minute later).
+    pub(crate) async fn restart_overlapping(&mut self, until_logged: &'static str) {
+        let old = self.child.take();
+        let log = self.log.clone();
+        log.lock().unwrap().clear();
+        let reaper = std::thread::spawn(move || {
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while std::time::Instant::now() < deadline
+                && !log.lock().unwrap().iter().any(|l| l.contains(until_logged))
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if let Some(mut c) = old {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        });
+        self.spawn().await;
+        tokio::task::spawn_blocking(move || reaper.join().expect("the old process was stopped"))
+            .await
+            .unwrap();
+    }
+
     /// A `/proc/<pid>/status` figure of the server process, in KiB.
     fn proc_status_kib(&self, key: &str) -> u64 {
         let pid = self.child.as_ref().map(|c| c.id()).unwrap_or(0);

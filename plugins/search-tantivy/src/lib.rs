@@ -161,10 +161,20 @@ pub(crate) fn general_analyzer() -> TextAnalyzer {
 /// One index generation: the index, its reader and its writer.
 struct Generation {
     name: String,
+    /// The directory holding the generations (where `CURRENT` is).
+    root: PathBuf,
+    index: Index,
     reader: IndexReader,
-    /// `None` when another process (a running server) holds the index's writer lock: this
-    /// process may search but not write.
-    writer: Option<Mutex<IndexWriter>>,
+    /// The writer's memory and threads.
+    writer_bytes: usize,
+    threads: usize,
+    /// `None` while another process (a running server) holds the index's writer lock: this
+    /// process may search but not write. Taken at the first write after that process lets it
+    /// go (a server restarted before the old one has exited takes over the index then).
+    writer: Mutex<Option<IndexWriter>>,
+    /// Set when the process that held the writer swapped in another generation: this one is
+    /// not written to again.
+    replaced: std::sync::atomic::AtomicBool,
     f: Fields,
     /// Answers of recent searches on this generation's current reader.
     answers: cache::ResultCache,
@@ -188,40 +198,75 @@ impl Generation {
         index.set_multithread_executor(search_threads())?;
         index.tokenizers().register(EN, en_analyzer());
         index.tokenizers().register(GENERAL, general_analyzer());
-        let writer = match index.writer_with_num_threads(threads, writer_bytes) {
-            Ok(w) => {
-                w.set_merge_policy(Box::new(merge_policy(8)));
-                Some(Mutex::new(w))
-            }
-            Err(tantivy::TantivyError::LockFailure(..)) => {
-                tracing::warn!(dir = %dir.display(), "the search index is locked by another process (a running server?): opened read-only");
-                None
-            }
-            Err(e) => return Err(e.into()),
-        };
+        let writer = take_writer(&index, threads, writer_bytes)?;
+        if writer.is_none() {
+            // A command beside a running server, or a server restarted before the old
+            // process exited (which waits for it): the host says which.
+            tracing::info!(dir = %dir.display(), "the search index is locked by another process (a running server?): opened for reading");
+        }
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()?;
         Ok(Generation {
             name: name.to_string(),
+            root: root.to_path_buf(),
+            index,
             reader,
-            writer,
+            writer_bytes,
+            threads,
+            writer: Mutex::new(writer),
+            replaced: Default::default(),
             f,
             answers: Default::default(),
             uninverted: Default::default(),
         })
     }
 
-    fn writer(&self) -> anyhow::Result<std::sync::MutexGuard<'_, IndexWriter>> {
-        let w = self.writer.as_ref().ok_or_else(|| {
-            anyhow::anyhow!(
+    /// The writer, taken now if another process held it until now.
+    fn writer(&self) -> anyhow::Result<WriterGuard<'_>> {
+        let mut w = self.writer.lock().expect("writer poisoned");
+        if w.is_none() {
+            *w = self.take_released_writer()?;
+        }
+        if w.is_none() {
+            anyhow::bail!(
                 "the search index {} is locked by another process (a running `catalog serve`): \
                  stop it, or rebuild through the server with the search_index_rebuild action",
                 self.name
-            )
-        })?;
-        Ok(w.lock().expect("writer poisoned"))
+            );
+        }
+        Ok(WriterGuard(w))
+    }
+
+    /// The writer of a generation opened read-only, if the process that held it has let it go
+    /// and this generation is still the current one (that process may have swapped in a
+    /// rebuilt generation before it exited: this one is then stale, and only a restart opens
+    /// the new one).
+    fn take_released_writer(&self) -> anyhow::Result<Option<IndexWriter>> {
+        use std::sync::atomic::Ordering;
+        if self.replaced.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let Some(w) = take_writer(&self.index, self.threads, self.writer_bytes)? else {
+            return Ok(None);
+        };
+        if read_current(&self.root).as_deref() != Some(self.name.as_str()) {
+            self.replaced.store(true, Ordering::Relaxed);
+            tracing::warn!(
+                generation = %self.name,
+                "the search index was replaced by the process that held it; restart to open the new one"
+            );
+            return Ok(None);
+        }
+        tracing::info!(generation = %self.name, "took over the search index from the process that held it");
+        self.reader.reload()?;
+        Ok(Some(w))
+    }
+
+    /// Whether this process holds (or can now take) the writer.
+    fn writable(&self) -> bool {
+        self.writer().is_ok()
     }
 
     /// Adds documents, replacing those of the same ids.
@@ -271,6 +316,38 @@ impl Generation {
     fn live_merges(&self) -> anyhow::Result<()> {
         self.writer()?.set_merge_policy(Box::new(merge_policy(8)));
         Ok(())
+    }
+}
+
+/// The index's writer with the live merge policy; `None` when another process holds its lock.
+fn take_writer(
+    index: &Index,
+    threads: usize,
+    writer_bytes: usize,
+) -> anyhow::Result<Option<IndexWriter>> {
+    match index.writer_with_num_threads(threads, writer_bytes) {
+        Ok(w) => {
+            w.set_merge_policy(Box::new(merge_policy(8)));
+            Ok(Some(w))
+        }
+        Err(tantivy::TantivyError::LockFailure(..)) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A held writer (the lock of [`Generation::writer`], which holds one).
+struct WriterGuard<'a>(std::sync::MutexGuard<'a, Option<IndexWriter>>);
+
+impl std::ops::Deref for WriterGuard<'_> {
+    type Target = IndexWriter;
+    fn deref(&self) -> &IndexWriter {
+        self.0.as_ref().expect("a guard holds a writer")
+    }
+}
+
+impl std::ops::DerefMut for WriterGuard<'_> {
+    fn deref_mut(&mut self) -> &mut IndexWriter {
+        self.0.as_mut().expect("a guard holds a writer")
     }
 }
 
@@ -344,7 +421,7 @@ impl TantivyBackend {
                 Generation::open(root, &fresh, LIVE_WRITER_BYTES, 1)?
             }
         };
-        if generation.writer.is_some() {
+        if generation.writable() {
             write_current(root, &generation.name)?;
             remove_stale_generations(root, &generation.name);
         }
@@ -733,7 +810,7 @@ fn to_doc(f: &Fields, d: &IndexDocument) -> TantivyDocument {
 #[async_trait]
 impl SearchBackend for TantivyBackend {
     fn writable(&self) -> bool {
-        self.current().writer.is_some()
+        self.current().writable()
     }
 
     async fn apply(&self, upserts: Vec<IndexDocument>, deletes: Vec<String>) -> anyhow::Result<()> {

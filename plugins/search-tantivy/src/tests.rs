@@ -208,6 +208,50 @@ async fn indexes_searches_facets_and_rebuilds() {
     );
 }
 
+/// A process that opened the index while another held it (a server restarted before the old
+/// one exited) takes the writer over once the other lets it go, unless the other swapped in a
+/// rebuilt generation meanwhile.
+#[tokio::test]
+async fn a_read_only_open_takes_the_writer_when_it_is_let_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = TantivyBackend::open(dir.path()).unwrap();
+    old.apply(
+        vec![pkg("1", "one", "One", &[], "acme", "2024-01-01T00:00:00")],
+        vec![],
+    )
+    .await
+    .unwrap();
+    let new = TantivyBackend::open(dir.path()).unwrap();
+    assert!(!new.writable(), "the old process still holds the writer");
+    let two = || vec![pkg("2", "two", "Two", &[], "acme", "2024-01-02T00:00:00")];
+    let refused = new.apply(two(), vec![]).await.unwrap_err();
+    assert!(
+        refused.to_string().contains("locked by another process"),
+        "{refused}"
+    );
+    drop(old);
+    assert!(
+        new.writable(),
+        "the writer is taken once the old process lets it go"
+    );
+    new.apply(two(), vec![]).await.unwrap();
+    assert_eq!(
+        names(&new.search(&req("", &[])).await.unwrap()),
+        ["one", "two"],
+        "what the old process wrote is read, and the new write applied"
+    );
+
+    // The holder rebuilds into a new generation, then exits: the stale one stays read-only.
+    drop(new);
+    let holder = TantivyBackend::open(dir.path()).unwrap();
+    let stale = TantivyBackend::open(dir.path()).unwrap();
+    holder.rebuild().await.unwrap().finish().await.unwrap();
+    drop(holder);
+    assert!(!stale.writable(), "a replaced generation is not written to");
+    let reopened = TantivyBackend::open(dir.path()).unwrap();
+    assert!(reopened.writable());
+}
+
 #[tokio::test]
 async fn shared_search_backend_cases() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

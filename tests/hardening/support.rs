@@ -293,7 +293,8 @@ impl Server {
 
     /// Starts the server again while the old process keeps running (a restart whose old
     /// process has not exited yet): the old one is killed once the new one has logged
-    /// `until_logged` (at most a minute later).
+    /// `until_logged` (at most a minute later). The log starts anew, so that it holds only the
+    /// new process's lines.
     pub(crate) async fn restart_overlapping(&mut self, until_logged: &'static str) {
         let old = self.child.take();
         let log = self.log.clone();

@@ -109,6 +109,14 @@ pub struct ActionContext {
     write: bool,
     /// Action calls in progress in this context (nested calls included).
     depth: u32,
+    /// Chained actions (wrappers) in progress: an action run by a wrapper may not commit
+    /// before its answer, since the wrapper may write after it.
+    wrappers: u32,
+    /// The call's writes committed before its answer was built
+    /// ([`ActionContext::commit_before_answer`]): it writes nothing more.
+    committed: bool,
+    /// Events delivered at that commit, for the after-commit subscribers at the call's end.
+    delivered: Vec<DomainEvent>,
     /// The action called from outside (what domain events name as their cause).
     top_action: String,
     /// Domain events of this call, handed to the subscribers when it succeeds.
@@ -140,6 +148,9 @@ impl ActionContext {
             read_after: None,
             write: false,
             depth: 0,
+            wrappers: 0,
+            committed: false,
+            delivered: Vec::new(),
             top_action: String::new(),
             events: Vec::new(),
             bundles: Vec::new(),
@@ -263,7 +274,7 @@ impl ActionContext {
                 .map(|b| b.row.clone()));
         }
         let lock = self.lock(Lock::Share);
-        Ok(q::package_by_ref_locked(self.db().await?, id_or_name, lock).await?)
+        Ok(q::package_by_ref_locked(self.read_db().await?, id_or_name, lock).await?)
     }
 
     /// Whether node-local copies of the store (the `package_show` cache, which the index
@@ -351,10 +362,11 @@ impl ActionContext {
         Ok(q::package_by_ref_locked(self.db().await?, id_or_name, lock).await?)
     }
 
-    /// A group's or organization's row, for reading (share-locked in a write call).
+    /// A group's or organization's row, for reading (share-locked in a PostgreSQL write call;
+    /// see [`ActionContext::read_db`]).
     pub async fn group_row(&mut self, id_or_name: &str) -> CkanResult<Option<GroupRow>> {
         let lock = self.lock(Lock::Share);
-        Ok(q::group_by_ref_locked(self.db().await?, id_or_name, lock).await?)
+        Ok(q::group_by_ref_locked(self.read_db().await?, id_or_name, lock).await?)
     }
 
     /// A group's or organization's row, for changing it or its memberships (locked until commit).
@@ -363,10 +375,11 @@ impl ActionContext {
         Ok(q::group_by_ref_locked(self.db().await?, id_or_name, lock).await?)
     }
 
-    /// A user's row, for reading (share-locked in a write call).
+    /// A user's row, for reading (share-locked in a PostgreSQL write call; see
+    /// [`ActionContext::read_db`]).
     pub async fn user_row(&mut self, id_or_name: &str) -> CkanResult<Option<UserRow>> {
         let lock = self.lock(Lock::Share);
-        Ok(q::user_by_ref_locked(self.db().await?, id_or_name, lock).await?)
+        Ok(q::user_by_ref_locked(self.read_db().await?, id_or_name, lock).await?)
     }
 
     /// A user's row, for changing it (locked until commit).
@@ -375,8 +388,41 @@ impl ActionContext {
         Ok(q::user_by_ref_locked(self.db().await?, id_or_name, lock).await?)
     }
 
+    /// A connection for a read that may run before the call's first write. On SQLite, in a
+    /// write call that has not begun its transaction yet, it is a pooled connection outside
+    /// it: the single-writer lock is then taken at the call's first [`ActionContext::db`]
+    /// instead, so that the checks before a write (is the name free, does the organization
+    /// exist) run beside another call's writes rather than behind them (issue 28). What such
+    /// a read saw may change before the write: a name taken meanwhile fails the write on the
+    /// unique key and the call runs again ([`ActionContext::run_top`]); a read whose answer
+    /// the write depends on (read-modify-write) must use `db` or a `*_for_update` reader.
+    /// Otherwise (PostgreSQL, a read call, a transaction begun) it is [`ActionContext::db`].
+    pub async fn read_db(&mut self) -> CkanResult<&mut AnyConnection> {
+        let early_read = self.write
+            && !self.committed
+            && self.app.store.backend == crate::store::Backend::Sqlite
+            && !matches!(self.db, Db::Tx(_));
+        if !early_read {
+            return self.db().await;
+        }
+        self.db
+            .get(&self.app.store, false)
+            .await
+            .map_err(CkanError::from)
+    }
+
     /// The connection of this call: a transaction if the call writes.
     pub async fn db(&mut self) -> CkanResult<&mut AnyConnection> {
+        if self.committed && self.write {
+            return Err(crate::error::internal(
+                "an action wrote after its writes were committed",
+            ));
+        }
+        if self.write && matches!(self.db, Db::Conn(_)) {
+            // The connection of reads before the first write (`read_db`) goes back; the
+            // transaction takes its own.
+            self.db = Db::None;
+        }
         let write = self.write;
         if write && self._write_guard.is_none() && matches!(self.db, Db::None) {
             // The single-writer lock (SQLite) is taken with the transaction, at the call's
@@ -612,9 +658,51 @@ impl ActionContext {
         action: &str,
         params: Params,
     ) -> CkanResult<crate::registry::Answer> {
-        let v = self.dispatch(action, params, true).await?;
+        let v = match self.dispatch(action, params, true).await {
+            Ok(v) => v,
+            // Its writes stand: running the call again would write them twice.
+            Err(e) if self.committed && e.kind == ErrorKind::Conflict => {
+                return Err(crate::error::internal(e.to_string()))
+            }
+            Err(e) => return Err(e),
+        };
         self.commit_top(action).await?;
         Ok(v)
+    }
+
+    /// Commits the call's writes now, before the action builds its answer, when this is a
+    /// top-level write action run by no wrapper: its events are delivered, the transaction
+    /// commits, the write lock (SQLite's single writer) is let go and the commit hooks run, so
+    /// that dictizing the answer (reading the written dataset back, its organization …) runs
+    /// beside the next writer instead of ahead of it (issue 28). Anywhere else (a nested call,
+    /// an action a plugin wraps, a call that wrote nothing) it does nothing and the commit
+    /// comes when the top-level call ends, as always. After it the call reads (committed
+    /// data, on a connection of its own) and may not write: a write fails.
+    ///
+    /// ```ignore
+    /// write(ctx, &doc).await?;
+    /// ctx.commit_before_answer().await?;
+    /// show(ctx, &id).await
+    /// ```
+    pub async fn commit_before_answer(&mut self) -> CkanResult<()> {
+        if self.depth != 1 || self.wrappers > 0 || !self.write || self.committed {
+            return Ok(());
+        }
+        let action = self.top_action.clone();
+        self.commit_writes(&action).await?;
+        self.write = false;
+        self.committed = true;
+        self.bundles.clear();
+        Ok(())
+    }
+
+    /// A chained action runs the action it wraps (see [`ActionContext::commit_before_answer`]).
+    pub(crate) fn enter_wrapper(&mut self) {
+        self.wrappers += 1;
+    }
+
+    pub(crate) fn leave_wrapper(&mut self) {
+        self.wrappers -= 1;
     }
 
     /// Runs `work` as a top-level write of its own that is no action (a background job's
@@ -647,6 +735,25 @@ impl ActionContext {
     /// Ends a top-level call that succeeded: delivers its events, commits, lets the commit hooks
     /// and after-commit subscribers hear it, wakes the workers for the jobs it enqueued.
     async fn commit_top(mut self, action: &str) -> CkanResult<()> {
+        if !self.committed {
+            self.commit_writes(action).await?;
+        }
+        if self.enqueued_jobs {
+            self.app.jobs.wake();
+        }
+        // Outside the write lock, once search sees the change.
+        for event in &self.delivered {
+            for s in crate::events::subscribers(&self.app) {
+                s.after_commit(&self.app, event).await;
+            }
+        }
+        Ok(())
+    }
+
+    /// Delivers the call's events, commits its transaction, lets the next writer in and the
+    /// commit hooks hear the write; the delivered events are kept for the after-commit
+    /// subscribers.
+    async fn commit_writes(&mut self, action: &str) -> CkanResult<()> {
         let events = if self.events.is_empty() {
             Vec::new()
         } else {
@@ -684,15 +791,7 @@ impl ActionContext {
                 );
             }
         }
-        if self.enqueued_jobs {
-            self.app.jobs.wake();
-        }
-        // Outside the write lock, once search sees the change.
-        for event in &events {
-            for s in crate::events::subscribers(&self.app) {
-                s.after_commit(&self.app, event).await;
-            }
-        }
+        self.delivered = events;
         Ok(())
     }
 }

@@ -277,9 +277,13 @@ impl Action for ActionChain {
         self.next.params_schema()
     }
     async fn run(&self, ctx: &mut ActionContext, params: Params) -> CkanResult<Value> {
-        self.outer
+        ctx.enter_wrapper();
+        let result = self
+            .outer
             .run(self.next.as_ref().as_ref(), ctx, params)
-            .await
+            .await;
+        ctx.leave_wrapper();
+        result
     }
 }
 

@@ -27,6 +27,46 @@ pub struct Store {
     write_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
     /// Write calls between their start and their commit (what a group commit waits for).
     writers: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// SQLite: the task that checkpoints the write-ahead log beside the writers (stopped when
+    /// the last clone of the store is dropped).
+    _checkpointer: Option<std::sync::Arc<Checkpointer>>,
+}
+
+/// SQLite's write-ahead log is copied back into the database file (a checkpoint: writes and
+/// two `fsync`s) by this background task instead of by whichever writer commits the page that
+/// fills [`AUTO_CHECKPOINT_PAGES`]: that writer would hold the single-writer lock for the
+/// checkpoint's milliseconds while every other write waits (issue 28). A passive checkpoint
+/// takes no lock a writer or a reader needs.
+struct Checkpointer(tokio::task::JoinHandle<()>);
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// How often the background task checkpoints SQLite's write-ahead log.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(500);
+
+/// SQLite's own checkpoint after a commit, kept as a backstop should the background task fall
+/// behind (SQLite's default is 1,000 pages): the log then stays under about 40 MB.
+const AUTO_CHECKPOINT_PAGES: u32 = 10_000;
+
+/// Checkpoints the write-ahead log every [`CHECKPOINT_EVERY`] while the pool is open.
+fn spawn_checkpointer(pool: AnyPool) -> Checkpointer {
+    Checkpointer(tokio::spawn(async move {
+        let mut tick = tokio::time::interval(CHECKPOINT_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        while !pool.is_closed() {
+            tick.tick().await;
+            if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+                .execute(&pool)
+                .await
+            {
+                tracing::debug!(error = %e, "checkpointing the write-ahead log");
+            }
+        }
+    }))
 }
 
 /// A write call in progress, counted by [`Store::writers_in_progress`] until dropped.
@@ -134,11 +174,19 @@ impl Store {
                 AnyPoolOptions::new()
                     .max_connections(8)
                     .min_connections(1)
+                    // An embedded database's connection does not go stale as a server's can:
+                    // no ping (a round trip to the connection's thread) before each use, which
+                    // a write would otherwise pay while holding the single-writer lock.
+                    .test_before_acquire(false)
                     .after_connect(|conn, _| {
                         Box::pin(async move {
                             conn.execute(
-                                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
-                                 PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON;",
+                                format!(
+                                    "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                                     PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON; \
+                                     PRAGMA wal_autocheckpoint = {AUTO_CHECKPOINT_PAGES};"
+                                )
+                                .as_str(),
                             )
                             .await?;
                             Ok(())
@@ -159,12 +207,15 @@ impl Store {
                     .await?
             }
         };
+        let checkpointer = (backend == Backend::Sqlite)
+            .then(|| std::sync::Arc::new(spawn_checkpointer(pool.clone())));
         Ok(Store {
             pool,
             backend,
             url: url.to_string(),
             write_lock: Default::default(),
             writers: Default::default(),
+            _checkpointer: checkpointer,
         })
     }
 

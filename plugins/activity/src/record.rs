@@ -14,6 +14,9 @@ struct Recorded {
     /// An update whose data equals the previous activity's (but for the modification time)
     /// records nothing: CKAN records no activity for an update that changed nothing.
     skip_if_same: bool,
+    /// The object was just created: it has no earlier activity to store this one as a patch
+    /// against, so none is looked for.
+    new_object: bool,
     activity_type: String,
     object_id: String,
     user_id: Option<String>,
@@ -52,6 +55,7 @@ async fn package_activity(
     let package = package_dict(ctx, &row.id).await?;
     Ok(Some(Recorded {
         skip_if_same: verb == "changed",
+        new_object: verb == "new",
         activity_type: format!("{verb} package"),
         object_id: row.id,
         user_id: event.actor.clone(),
@@ -94,6 +98,7 @@ async fn group_activity(
     });
     Ok(Some(Recorded {
         skip_if_same: verb == "changed",
+        new_object: verb == "new",
         activity_type: format!("{verb} {kind}"),
         object_id: g.id.clone(),
         user_id: event.actor.clone(),
@@ -111,6 +116,7 @@ fn user_activity(event: &DomainEvent) -> Option<Recorded> {
     };
     Some(Recorded {
         skip_if_same: false,
+        new_object: false,
         activity_type: format!("{verb} user"),
         object_id: event.id.clone(),
         // A user's activities are their own, whoever made the change (CKAN's `user_id` is the
@@ -146,6 +152,7 @@ async fn view_activity(
     let collaborators = ctx.config().catalog.auth.allow_dataset_collaborators;
     Ok(Some(Recorded {
         skip_if_same: false,
+        new_object: false,
         activity_type: format!("{verb} resource view"),
         object_id: row.id.clone(),
         user_id: event.actor.clone(),
@@ -178,6 +185,7 @@ impl EventSubscriber for RecordActivity {
                 activity_type: &r.activity_type,
                 permission_labels: r.labels.as_deref(),
                 data: &r.data,
+                new_object: r.new_object,
             },
             r.skip_if_same,
         )

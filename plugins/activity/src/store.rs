@@ -71,6 +71,8 @@ pub(crate) struct NewActivity<'a> {
     pub activity_type: &'a str,
     pub permission_labels: Option<&'a [String]>,
     pub data: &'a Value,
+    /// The object was just created (no earlier activity of it is looked for: stored whole).
+    pub new_object: bool,
 }
 
 /// The `LIKE` pattern of an activity type's kind: `new package` and `changed package` are of
@@ -94,6 +96,9 @@ pub(crate) async fn insert(
     skip_if_same: bool,
 ) -> CkanResult<bool> {
     let whole = serde_json::to_string(a.data)?;
+    if a.new_object {
+        return insert_stored(conn, a, None, 0, &whole).await;
+    }
     // The previous activity's chain since its last whole copy, in one statement; among the
     // object's activities of the same kind only (a dataset's `… package` activities patch
     // against each other, its `… resource view` activities against each other).
@@ -126,6 +131,17 @@ pub(crate) async fn insert(
         }
     }
     let (base_seq, depth, data) = stored;
+    insert_stored(conn, a, base_seq, depth, &data).await
+}
+
+/// Writes an activity row whose data is stored as given (whole, or a patch against `base_seq`).
+async fn insert_stored(
+    conn: &mut AnyConnection,
+    a: &NewActivity<'_>,
+    base_seq: Option<i64>,
+    depth: i64,
+    data: &str,
+) -> CkanResult<bool> {
     let labels = a.permission_labels.map(serde_json::to_string).transpose()?;
     sqlx::query(
         "INSERT INTO activity (id, timestamp, user_id, object_id, activity_type, permission_labels, base_seq, depth, data) \
@@ -139,7 +155,7 @@ pub(crate) async fn insert(
     .bind(labels)
     .bind(base_seq)
     .bind(depth)
-    .bind(&data)
+    .bind(data)
     .execute(&mut *conn)
     .await?;
     Ok(true)

@@ -24,11 +24,13 @@ pub(crate) async fn add_views_to_resource(
     let Some(views) = app.extension::<crate::Views>() else {
         return Err(internal("the views plugin was not configured"));
     };
+    // The view types that would show this resource, before asking the store which it has.
     let candidates: Vec<(&String, &dyn crate::view_type::ResourceView)> = views
         .default_views
         .iter()
         .filter_map(|n| views.view_type(n).map(|t| (n, &***t)))
         .filter(|(_, t)| t.info().requires_datastore == datastore)
+        .filter(|(_, t)| t.can_view(resource, package, &views.context))
         .collect();
     let Some(resource_id) = resource.get("id").and_then(Value::as_str) else {
         return Ok(Vec::new());
@@ -43,7 +45,7 @@ pub(crate) async fn add_views_to_resource(
         .collect();
     let mut created = Vec::new();
     for (name, t) in candidates {
-        if existing.contains(name) || !t.can_view(resource, package, &views.context) {
+        if existing.contains(name) {
             continue;
         }
         let mut p = Params::new();

@@ -119,6 +119,8 @@ pub(crate) async fn package_create(
     keep_custom_fields(&data, &mut doc);
     write(ctx, &doc, true, groups).await?;
     write_plugin_data(ctx, &id, plugin_data.as_deref()).await?;
+    // The answer is read back after the commit, beside the next writer.
+    ctx.commit_before_answer().await?;
     let row = load(ctx, &id).await?;
     show_row(ctx, &row).await
 }

@@ -405,7 +405,25 @@ async fn prepare_tags(
     // One order for every writer, so that two writers adding the same new tags wait for each
     // other instead of deadlocking.
     names.sort_unstable();
-    let mut ids = store::ensure_free_tags(ctx.db().await?, &names).await?;
+    // The tags that exist are read before the write lock (`read_db`); only new ones are
+    // written.
+    let mut ids: HashMap<String, String> = if names.is_empty() {
+        HashMap::new()
+    } else {
+        store::free_tags_by_name(ctx.read_db().await?, &names)
+            .await?
+            .into_iter()
+            .map(|(id, name)| (name, id))
+            .collect()
+    };
+    let new: Vec<String> = names
+        .iter()
+        .filter(|n| !ids.contains_key(*n))
+        .cloned()
+        .collect();
+    if !new.is_empty() {
+        ids.extend(store::ensure_free_tags(ctx.db().await?, &new).await?);
+    }
     let mut out = Vec::with_capacity(names.len());
     for name in names {
         let id = ids
@@ -550,12 +568,13 @@ async fn claim_name(
     own_id: &str,
     errs: &mut ValidationBuilder,
 ) -> CkanResult<()> {
-    let conn = ctx.db().await?;
-    let taken = match store::package_name_holder(&mut *conn, name).await? {
+    // Read before the write lock (a name taken meanwhile fails the write on the unique key).
+    let holder = store::package_name_holder(ctx.read_db().await?, name).await?;
+    let taken = match holder {
         Some((id, _)) if id == own_id => false,
         // CKAN frees the name of a deleted dataset by renaming that dataset to its id.
         Some((id, state)) if state == "deleted" => {
-            !store::rename_deleted_package_to_id(&mut *conn, &id).await?
+            !store::rename_deleted_package_to_id(ctx.db().await?, &id).await?
         }
         Some(_) => true,
         None => false,

@@ -38,11 +38,22 @@ pub(crate) async fn package_update(
     ctx: &mut ActionContext,
     p: PackageUpdateParams,
 ) -> CkanResult<Value> {
-    update_dict(ctx, p.__extras).await
+    update_and_show(ctx, p.__extras, true).await
 }
 
-/// package_update on a dataset dict (what package_patch and the resource actions send it).
+/// package_update on a dataset dict (what the resource actions send it), in the caller's
+/// transaction.
 pub(crate) async fn update_dict(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
+    update_and_show(ctx, p, false).await
+}
+
+/// package_update on a dataset dict; `commit_first`: the dataset is read back for the answer
+/// after the commit when the caller is the top-level action (package_update, package_patch).
+async fn update_and_show(
+    ctx: &mut ActionContext,
+    p: Params,
+    commit_first: bool,
+) -> CkanResult<Value> {
     let r = match p.get("id").or_else(|| p.get("name")) {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         Some(v) if !v.is_null() && !v.is_string() => {
@@ -140,6 +151,9 @@ pub(crate) async fn update_dict(ctx: &mut ActionContext, p: Params) -> CkanResul
     doc.insert("metadata_modified".into(), json!(modified));
     write(ctx, &doc, false, groups).await?;
     write_plugin_data(ctx, &row.id, plugin_data.as_deref()).await?;
+    if commit_first {
+        ctx.commit_before_answer().await?;
+    }
     let row = load(ctx, &row.id).await?;
     show_row(ctx, &row).await
 }
@@ -176,5 +190,5 @@ pub(crate) async fn package_patch(
         merged.insert(k, v);
     }
     merged.insert("id".into(), json!(row.id));
-    update_dict(ctx, merged).await
+    update_and_show(ctx, merged, true).await
 }

@@ -129,27 +129,20 @@ async fn submit(
         .await?;
     let now = now_iso();
     let conn = ctx.db().await?;
-    let updated = sqlx::query(
-        "UPDATE datastore_load SET job_id = $2, load_id = $3, state = 'pending', error = NULL, logs = '[]', rows_loaded = NULL, requested = $4, finished = NULL, last_updated = $4 WHERE resource_id = $1",
+    // One statement: a new resource's row, or the pending load replacing the resource's last.
+    sqlx::query(
+        "INSERT INTO datastore_load (resource_id, job_id, load_id, state, logs, requested, last_updated) \
+         VALUES ($1, $2, $3, 'pending', '[]', $4, $4) \
+         ON CONFLICT (resource_id) DO UPDATE SET job_id = excluded.job_id, load_id = excluded.load_id, \
+         state = 'pending', error = NULL, logs = '[]', rows_loaded = NULL, \
+         requested = excluded.requested, finished = NULL, last_updated = excluded.last_updated",
     )
     .bind(resource_id)
     .bind(&job_id)
     .bind(&load_id)
     .bind(&now)
     .execute(&mut *conn)
-    .await?
-    .rows_affected();
-    if updated == 0 {
-        sqlx::query(
-            "INSERT INTO datastore_load (resource_id, job_id, load_id, state, logs, requested, last_updated) VALUES ($1, $2, $3, 'pending', '[]', $4, $4)",
-        )
-        .bind(resource_id)
-        .bind(&job_id)
-        .bind(&load_id)
-        .bind(&now)
-        .execute(&mut *conn)
-        .await?;
-    }
+    .await?;
     Ok(job_id)
 }
 

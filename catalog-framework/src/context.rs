@@ -274,7 +274,7 @@ impl ActionContext {
                 .map(|b| b.row.clone()));
         }
         let lock = self.lock(Lock::Share);
-        Ok(q::package_by_ref_locked(self.read_db().await?, id_or_name, lock).await?)
+        Ok(q::package_by_ref_locked(self.db().await?, id_or_name, lock).await?)
     }
 
     /// Whether node-local copies of the store (the `package_show` cache, which the index
@@ -362,9 +362,17 @@ impl ActionContext {
         Ok(q::package_by_ref_locked(self.db().await?, id_or_name, lock).await?)
     }
 
-    /// A group's or organization's row, for reading (share-locked in a PostgreSQL write call;
-    /// see [`ActionContext::read_db`]).
+    /// A group's or organization's row, for reading (share-locked in a write call).
     pub async fn group_row(&mut self, id_or_name: &str) -> CkanResult<Option<GroupRow>> {
+        let lock = self.lock(Lock::Share);
+        Ok(q::group_by_ref_locked(self.db().await?, id_or_name, lock).await?)
+    }
+
+    /// [`ActionContext::group_row`] for a check before the call's first write that tolerates
+    /// a change in between (the organization a dataset write names): on SQLite it runs outside
+    /// the write lock ([`ActionContext::read_db`]); on PostgreSQL it is share-locked as
+    /// `group_row`.
+    pub async fn group_row_for_check(&mut self, id_or_name: &str) -> CkanResult<Option<GroupRow>> {
         let lock = self.lock(Lock::Share);
         Ok(q::group_by_ref_locked(self.read_db().await?, id_or_name, lock).await?)
     }
@@ -375,11 +383,10 @@ impl ActionContext {
         Ok(q::group_by_ref_locked(self.db().await?, id_or_name, lock).await?)
     }
 
-    /// A user's row, for reading (share-locked in a PostgreSQL write call; see
-    /// [`ActionContext::read_db`]).
+    /// A user's row, for reading (share-locked in a write call).
     pub async fn user_row(&mut self, id_or_name: &str) -> CkanResult<Option<UserRow>> {
         let lock = self.lock(Lock::Share);
-        Ok(q::user_by_ref_locked(self.read_db().await?, id_or_name, lock).await?)
+        Ok(q::user_by_ref_locked(self.db().await?, id_or_name, lock).await?)
     }
 
     /// A user's row, for changing it (locked until commit).

@@ -154,6 +154,13 @@ async fn a_restart_before_the_old_process_exits_takes_the_index_over() {
         server
             .ok("package_create", json!({"name": "before-restart"}))
             .await;
+        // The old process's index has the dataset before it is killed (a search waits for
+        // the index pass): else the new one finds an empty index beside a non-empty store,
+        // builds it from the store as a new node would, and refuses searches meanwhile.
+        let before = server
+            .ok("package_search", json!({"q": "name:before-restart"}))
+            .await;
+        assert_eq!(before["count"], 1, "{kind:?}: {before}");
         server.restart_overlapping("waiting for it to exit").await;
         assert_eq!(
             server.log_count("waiting for it to exit"),

@@ -185,7 +185,7 @@ async fn resolve_owner_org(
         return Ok(None);
     };
     let org = ctx
-        .group_row(&raw)
+        .group_row_for_check(&raw)
         .await?
         .filter(|g| g.is_organization && g.state != "deleted");
     let Some(org) = org else {

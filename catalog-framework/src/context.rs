@@ -200,6 +200,12 @@ impl ActionContext {
         before: Option<Value>,
         after: Option<Value>,
     ) {
+        if self.committed {
+            // The events were delivered at `commit_before_answer`; one emitted after it would
+            // be dropped without a word.
+            tracing::error!(action = %self.top_action, id, "an event was emitted after the call committed; it is not delivered");
+            return;
+        }
         if !self.wants_events() {
             return;
         }

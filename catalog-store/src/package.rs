@@ -359,47 +359,32 @@ pub async fn set_package_organization(
     owner_org: Option<&str>,
     is_new: bool,
 ) -> sqlx::Result<()> {
-    if !is_new {
-        sqlx::query(
-            "UPDATE member SET state = 'deleted' WHERE table_name = 'package' AND table_id = $1 AND capacity = 'organization' \
-             AND ($2 IS NULL OR group_id <> $2)",
+    // One statement for an existing dataset: its other organizations' memberships deleted,
+    // the owner's made active, and the owner's returned if it has one.
+    let has_owner = !is_new && {
+        let kept: Vec<(String,)> = sqlx::query_as(
+            "UPDATE member SET state = CASE WHEN group_id = $2 THEN 'active' ELSE 'deleted' END \
+             WHERE table_name = 'package' AND table_id = $1 AND capacity = 'organization' \
+             AND (state <> 'deleted' OR group_id = $2) RETURNING group_id",
         )
         .bind(package_id)
         .bind(owner_org)
-        .execute(&mut *conn)
+        .fetch_all(&mut *conn)
         .await?;
-    }
+        kept.iter().any(|(g,)| Some(g.as_str()) == owner_org)
+    };
     let Some(org) = owner_org else {
         return Ok(());
     };
-    let exists: Option<(String,)> = if is_new {
-        None
-    } else {
-        sqlx::query_as(
-            "SELECT id FROM member WHERE table_name = 'package' AND table_id = $1 AND group_id = $2 AND capacity = 'organization'",
+    if !has_owner {
+        sqlx::query(
+            "INSERT INTO member (id, group_id, table_name, table_id, capacity, state) VALUES ($1, $2, 'package', $3, 'organization', 'active')",
         )
-        .bind(package_id)
+        .bind(super::new_id())
         .bind(org)
-        .fetch_optional(&mut *conn)
-        .await?
-    };
-    match exists {
-        Some((mid,)) => {
-            sqlx::query("UPDATE member SET state = 'active' WHERE id = $1")
-                .bind(mid)
-                .execute(&mut *conn)
-                .await?;
-        }
-        None => {
-            sqlx::query(
-                "INSERT INTO member (id, group_id, table_name, table_id, capacity, state) VALUES ($1, $2, 'package', $3, 'organization', 'active')",
-            )
-            .bind(super::new_id())
-            .bind(org)
-            .bind(package_id)
-            .execute(&mut *conn)
-            .await?;
-        }
+        .bind(package_id)
+        .execute(&mut *conn)
+        .await?;
     }
     Ok(())
 }

@@ -118,7 +118,7 @@ pub(crate) async fn insert(
             .iter()
             .map(|r| (r.i("seq"), (r.oi("base_seq"), r.s("data"))))
             .collect();
-        let old = Some(rebuild(seq, &raw, &mut HashMap::new())?);
+        let old = Some(rebuild(seq, &raw, None)?);
         if skip_if_same && old.as_ref().is_some_and(|o| same_but_modified(o, a.data)) {
             return Ok(false);
         }
@@ -161,16 +161,31 @@ async fn insert_stored(
     Ok(true)
 }
 
-/// Equal but for `package.metadata_modified`.
+/// Equal but for `package.metadata_modified` (compared in place: the data of a dataset with
+/// many resources is large).
 fn same_but_modified(a: &Value, b: &Value) -> bool {
-    let strip = |v: &Value| {
-        let mut v = v.clone();
-        if let Some(p) = v.get_mut("package").and_then(Value::as_object_mut) {
-            p.remove("metadata_modified");
+    match (a.as_object(), b.as_object()) {
+        (Some(a), Some(b)) => {
+            a.len() == b.len()
+                && a.iter().all(|(k, va)| match b.get(k) {
+                    None => false,
+                    Some(vb) if k == "package" => equal_but_key(va, vb, "metadata_modified"),
+                    Some(vb) => va == vb,
+                })
         }
-        v
-    };
-    strip(a) == strip(b)
+        _ => a == b,
+    }
+}
+
+/// Equal values, but for the key `key` when both are objects.
+fn equal_but_key(a: &Value, b: &Value, key: &str) -> bool {
+    match (a.as_object(), b.as_object()) {
+        (Some(a), Some(b)) => {
+            let others = |m: &Map<String, Value>| m.len() - usize::from(m.contains_key(key));
+            others(a) == others(b) && a.iter().all(|(k, va)| k == key || b.get(k) == Some(va))
+        }
+        _ => a == b,
+    }
 }
 
 /// Whose activities a list shows.
@@ -491,23 +506,25 @@ pub(crate) async fn data_of(
     }
     let mut done: HashMap<i64, Value> = HashMap::new();
     for seq in wanted {
-        let value = rebuild(seq, &raw, &mut done)?;
+        let value = rebuild(seq, &raw, Some(&mut done))?;
         done.insert(seq, value);
     }
     Ok(done)
 }
 
 /// The data of `seq`: its whole copy, or its base's data with its patch applied.
+/// `done`: data already rebuilt, which the chain stops at, and which keeps each step's data
+/// (for a caller that rebuilds several activities of the same chain).
 fn rebuild(
     seq: i64,
     raw: &HashMap<i64, (Option<i64>, String)>,
-    done: &mut HashMap<i64, Value>,
+    mut done: Option<&mut HashMap<i64, Value>>,
 ) -> CkanResult<Value> {
     // The chain from `seq` back to a whole copy (or to data already rebuilt).
     let mut chain = Vec::new();
     let mut cur = seq;
     let mut value = loop {
-        if let Some(v) = done.get(&cur) {
+        if let Some(v) = done.as_ref().and_then(|d| d.get(&cur)) {
             break v.clone();
         }
         let (base, data) = raw
@@ -525,7 +542,9 @@ fn rebuild(
         let p: Value = serde_json::from_str(&raw[&s].1)?;
         value = patch::apply(value, &p)
             .ok_or_else(|| internal(format!("activity data {s} does not fit its base")))?;
-        done.insert(s, value.clone());
+        if let Some(d) = done.as_mut() {
+            d.insert(s, value.clone());
+        }
     }
     Ok(value)
 }
@@ -640,4 +659,35 @@ pub(crate) async fn age_counts(
     .fetch_one(&mut *conn)
     .await?;
     Ok([row.i("d1"), row.i("d30"), row.i("d365"), row.i("total")])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_but_modified_ignores_only_the_datasets_modification_time() {
+        let a =
+            json!({"package": {"id": "x", "metadata_modified": "1", "notes": "n"}, "actor": "u"});
+        let later =
+            json!({"package": {"id": "x", "metadata_modified": "2", "notes": "n"}, "actor": "u"});
+        assert!(same_but_modified(&a, &later));
+        let without = json!({"package": {"id": "x", "notes": "n"}, "actor": "u"});
+        assert!(same_but_modified(&a, &without));
+        assert!(same_but_modified(&without, &a));
+        let changed =
+            json!({"package": {"id": "x", "metadata_modified": "1", "notes": "m"}, "actor": "u"});
+        assert!(!same_but_modified(&a, &changed));
+        let more = json!({"package": {"id": "x", "metadata_modified": "1", "notes": "n", "title": "t"}, "actor": "u"});
+        assert!(!same_but_modified(&a, &more));
+        assert!(!same_but_modified(&more, &a));
+        let other_actor =
+            json!({"package": {"id": "x", "metadata_modified": "1", "notes": "n"}, "actor": "v"});
+        assert!(!same_but_modified(&a, &other_actor));
+        let no_package = json!({"actor": "u", "other": 1});
+        assert!(!same_but_modified(&a, &no_package));
+        // Elsewhere than in the dataset, the key counts.
+        let top = json!({"metadata_modified": "1"});
+        assert!(!same_but_modified(&top, &json!({"metadata_modified": "2"})));
+    }
 }

@@ -64,6 +64,10 @@ const LIVE_WRITER_BYTES: usize = 50_000_000;
 /// writer holds about twice its budget while it writes a segment); with merges of 4 segments
 /// the index ends in as few segments, so searches are as fast (docs/BENCHMARKS.md).
 const REBUILD_WRITER_BYTES: usize = 64_000_000;
+/// Indexing threads of a rebuild's writer. One thread with the whole budget writes segments
+/// twice as large as two threads would, so each document is merged about once less; the
+/// store's reader and the merges keep the other core busy (docs/BENCHMARKS.md).
+const REBUILD_THREADS: usize = 1;
 
 /// Opens the tantivy backend for `catalog.search.backend = "tantivy"`.
 pub struct TantivyFactory;
@@ -869,7 +873,12 @@ impl SearchBackend for TantivyBackend {
         drop(self.current().writer()?);
         let root = self.root.clone();
         let gen = tokio::task::spawn_blocking(move || {
-            let gen = Generation::open(&root, &new_generation_name(), REBUILD_WRITER_BYTES, 2)?;
+            let gen = Generation::open(
+                &root,
+                &new_generation_name(),
+                REBUILD_WRITER_BYTES,
+                REBUILD_THREADS,
+            )?;
             // Merges of 4 segments instead of 8: with the small writer budget a rebuild would
             // otherwise leave twice as many segments, and a search visits each.
             gen.writer()?.set_merge_policy(Box::new(merge_policy(4)));

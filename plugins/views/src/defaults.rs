@@ -80,7 +80,7 @@ impl EventSubscriber for DefaultViews {
                 let Some(resource) = object(event.after.as_ref()) else {
                     return Ok(());
                 };
-                let package = package_of(ctx, &event.id).await?;
+                let package = package_of(ctx, &resource, &event.id).await?;
                 add_views_to_resource(ctx, &resource, &package, false).await?;
             }
             // As CKAN, only a change of format brings default views to an existing resource.
@@ -94,7 +94,7 @@ impl EventSubscriber for DefaultViews {
                 if format(event.before.as_ref()) == format(event.after.as_ref()) {
                     return Ok(());
                 }
-                let package = package_of(ctx, &event.id).await?;
+                let package = package_of(ctx, &resource, &event.id).await?;
                 add_views_to_resource(ctx, &resource, &package, false).await?;
             }
             (Entity::Resource, Change::Deleted | Change::Purged) => {
@@ -129,10 +129,18 @@ impl EventSubscriber for DefaultViews {
 }
 
 /// The stored document of a resource's dataset (empty when the resource is gone).
-async fn package_of(ctx: &mut ActionContext, resource_id: &str) -> CkanResult<Map<String, Value>> {
-    let Some((package_id, _)) = crate::resources::find_resource(ctx, resource_id, false).await?
-    else {
-        return Ok(Map::new());
+async fn package_of(
+    ctx: &mut ActionContext,
+    resource: &Map<String, Value>,
+    resource_id: &str,
+) -> CkanResult<Map<String, Value>> {
+    // The resource dict names its dataset; else the store says which has the resource.
+    let package_id = match resource.get("package_id").and_then(Value::as_str) {
+        Some(p) => p.to_string(),
+        None => match crate::resources::find_resource(ctx, resource_id, false).await? {
+            Some((p, _)) => p,
+            None => return Ok(Map::new()),
+        },
     };
     let Some(row) = ctx.package_row(&package_id).await? else {
         return Ok(Map::new());

@@ -60,7 +60,7 @@ async fn bulk(ctx: &mut ActionContext, p: Bulk, action: &str, patch: Params) -> 
             doc.insert(k.clone(), v.clone());
         }
         doc.insert("metadata_modified".into(), json!(now_iso()));
-        write(ctx, &doc, false, None).await?;
+        write(ctx, &doc, Some(&row.data), None).await?;
         if doc["state"] == "deleted" {
             store::clear_package_memberships(ctx.db().await?, &row.id).await?;
         }

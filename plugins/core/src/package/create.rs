@@ -117,7 +117,7 @@ pub(crate) async fn package_create(
     doc.insert("tags".into(), Value::Array(tags));
     doc.insert("resources".into(), Value::Array(resources));
     keep_custom_fields(&data, &mut doc);
-    write(ctx, &doc, true, groups).await?;
+    write(ctx, &doc, None, groups).await?;
     write_plugin_data(ctx, &id, plugin_data.as_deref()).await?;
     // The answer is read back after the commit, beside the next writer.
     ctx.commit_before_answer().await?;

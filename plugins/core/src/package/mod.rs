@@ -473,23 +473,22 @@ async fn resolve_groups(ctx: &mut ActionContext, groups: &Value) -> CkanResult<V
 }
 
 /// Writes the dataset row and everything hanging off it (resources, tags, memberships).
+/// `stored`: the row's `data` as the caller read it in this transaction (its row is locked
+/// from that read), or `None` for a new dataset.
 async fn write(
     ctx: &mut ActionContext,
     doc: &Map<String, Value>,
-    is_new: bool,
+    stored: Option<&str>,
     groups: Option<Vec<String>>,
 ) -> CkanResult<()> {
+    let is_new = stored.is_none();
     let id = doc["id"].as_str().unwrap_or_default().to_string();
     let s = |k: &str| doc.get(k).and_then(Value::as_str).map(str::to_string);
     let data = serde_json::to_string(doc)?;
     // The record before the change, only when some plugin listens for domain events.
-    let before: Option<Value> = if is_new || !ctx.wants_events() {
-        None
-    } else {
-        store::package_data(ctx.db().await?, &id)
-            .await?
-            .map(|d| serde_json::from_str(&d))
-            .transpose()?
+    let before: Option<Value> = match stored {
+        Some(d) if ctx.wants_events() => Some(serde_json::from_str(d)?),
+        _ => None,
     };
     let conn = ctx.db().await?;
     let row = store::PackageWrite {

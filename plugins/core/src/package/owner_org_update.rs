@@ -32,6 +32,6 @@ pub(crate) async fn package_owner_org_update(
     };
     let mut doc: Map<String, Value> = serde_json::from_str(&row.data)?;
     doc.insert("owner_org".into(), json!(org));
-    write(ctx, &doc, false, None).await?;
+    write(ctx, &doc, Some(&row.data), None).await?;
     Ok(Value::Null)
 }

@@ -1,6 +1,7 @@
 use catalog_framework::params::req_str;
 use catalog_framework::prelude::*;
 use catalog_framework::store::time::now_iso;
+use catalog_framework::store::PackageRow;
 
 use super::{
     claim_name, dataset_dict_params, keep_custom_fields, load, plugin_data_input,
@@ -38,34 +39,57 @@ pub(crate) async fn package_update(
     ctx: &mut ActionContext,
     p: PackageUpdateParams,
 ) -> CkanResult<Value> {
-    update_and_show(ctx, p.__extras, true).await
+    let p = p.__extras;
+    let row = load(ctx, &dataset_ref(&p)?).await?;
+    update_and_show(ctx, row, p).await
 }
 
-/// package_update on a dataset dict (what the resource actions send it), in the caller's
-/// transaction.
-pub(crate) async fn update_dict(ctx: &mut ActionContext, p: Params) -> CkanResult<Value> {
-    update_and_show(ctx, p, false).await
-}
-
-/// package_update on a dataset dict; `commit_first`: the dataset is read back for the answer
-/// after the commit when the caller is the top-level action (package_update, package_patch).
-async fn update_and_show(
-    ctx: &mut ActionContext,
-    p: Params,
-    commit_first: bool,
-) -> CkanResult<Value> {
-    let r = match p.get("id").or_else(|| p.get("name")) {
-        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+/// The `id` (else `name`) naming the dataset of a `package_update`.
+fn dataset_ref(p: &Params) -> CkanResult<String> {
+    match p.get("id").or_else(|| p.get("name")) {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
         Some(v) if !v.is_null() && !v.is_string() => {
-            return Err(validation().field("id", "Must be a string").build())
+            Err(validation().field("id", "Must be a string").build())
         }
         _ => {
             let mut e = ValidationBuilder::default();
             e.set("id", json!("Missing value"));
-            return Err(e.build());
+            Err(e.build())
         }
-    };
-    let row = load(ctx, &r).await?;
+    }
+}
+
+/// package_update of the dataset `row` (loaded in this call) with the dict `p`; the answer is
+/// read back after the commit when the caller is the top-level action (package_update,
+/// package_patch).
+async fn update_and_show(ctx: &mut ActionContext, row: PackageRow, p: Params) -> CkanResult<Value> {
+    let id = row.id.clone();
+    update_row(ctx, row, p, false).await?;
+    ctx.commit_before_answer().await?;
+    let row = load(ctx, &id).await?;
+    show_row(ctx, &row).await
+}
+
+/// package_update on a dataset dict in the caller's transaction (what the resource actions
+/// send it): `row` is the dataset's row the caller loaded in this call, and the dataset counts
+/// as changed (a new `metadata_modified`) even when the dict equals it. Returns the stored
+/// document written.
+pub(crate) async fn update_dict(
+    ctx: &mut ActionContext,
+    row: PackageRow,
+    p: Params,
+) -> CkanResult<Map<String, Value>> {
+    update_row(ctx, row, p, true).await
+}
+
+/// Writes `p` over the dataset `row`; `touch`: count the dataset as changed even when `p`
+/// equals it.
+async fn update_row(
+    ctx: &mut ActionContext,
+    row: PackageRow,
+    p: Params,
+    touch: bool,
+) -> CkanResult<Map<String, Value>> {
     let mut auth = p.clone();
     auth.insert("id".into(), json!(row.id));
     ctx.check_access("package_update", &auth).await?;
@@ -80,7 +104,10 @@ async fn update_and_show(
         doc.insert((*f).into(), data.get(*f).cloned().unwrap_or(Value::Null));
     }
     if let Some(n) = data.get("name").and_then(Value::as_str) {
-        claim_name(ctx, n, &row.id, &mut errs).await?;
+        // The dataset's own name is its own (names are unique): nothing to claim.
+        if n != row.name {
+            claim_name(ctx, n, &row.id, &mut errs).await?;
+        }
         doc.insert("name".into(), json!(n));
     }
     // CKAN's update schema ignores a missing or null `owner_org`: the owner stays.
@@ -142,20 +169,16 @@ async fn update_and_show(
         }
         None => false,
     };
-    let changed = compare_old != compare_new || groups.is_some() || plugin_data_changed;
+    let changed = touch || compare_old != compare_new || groups.is_some() || plugin_data_changed;
     let modified = match data.get("metadata_modified").and_then(Value::as_str) {
         Some(m) if ctx.is_sysadmin() => m.to_string(),
         _ if changed => now_iso(),
         _ => row.metadata_modified.clone(),
     };
     doc.insert("metadata_modified".into(), json!(modified));
-    write(ctx, &doc, false, groups).await?;
+    write(ctx, &doc, Some(&row.data), groups).await?;
     write_plugin_data(ctx, &row.id, plugin_data.as_deref()).await?;
-    if commit_first {
-        ctx.commit_before_answer().await?;
-    }
-    let row = load(ctx, &row.id).await?;
-    show_row(ctx, &row).await
+    Ok(doc)
 }
 
 dataset_dict_params! {
@@ -190,5 +213,5 @@ pub(crate) async fn package_patch(
         merged.insert(k, v);
     }
     merged.insert("id".into(), json!(row.id));
-    update_and_show(ctx, merged, true).await
+    update_and_show(ctx, row, merged).await
 }

@@ -2,8 +2,8 @@ use catalog_framework::params::req_str;
 use catalog_framework::prelude::*;
 
 use super::{
-    find_resource, guess_mimetype, resource_dict_params, store_file, stored_resources, take_upload,
-    update_resources,
+    guess_mimetype, resource_dict_params, resource_slot_error, shown_resource, store_file,
+    stored_resources, take_upload, update_resources,
 };
 
 resource_dict_params! {
@@ -23,7 +23,8 @@ pub(crate) async fn resource_create(
 ) -> CkanResult<Value> {
     let p = p.__extras;
     let package_id = req_str(&p, "package_id")?;
-    let (pkg_id, mut resources) = stored_resources(ctx, &package_id).await?;
+    let (row, mut resources) = stored_resources(ctx, &package_id).await?;
+    let pkg_id = row.id.clone();
     let mut auth = Params::new();
     auth.insert("package_id".into(), json!(pkg_id));
     ctx.check_access("resource_create", &auth).await?;
@@ -33,11 +34,12 @@ pub(crate) async fn resource_create(
     let upload = take_upload(ctx, &mut res).await?;
     guess_mimetype(&mut res, given_url.as_deref(), upload.as_ref());
     res.entry("url").or_insert(json!(""));
-    let new_id = match res.get("id").and_then(Value::as_str) {
-        Some(id) => catalog_framework::validators::uuid_parse(id).unwrap_or_else(|| id.to_string()),
-        None => crate::ids::new_id(),
-    };
-    res.insert("id".into(), json!(new_id));
+    // A given id is checked by package_update (a valid UUID no other dataset's resource has);
+    // without one, package_update gives the new resource its id.
+    if let Some(id) = res.get("id").and_then(Value::as_str) {
+        let id = catalog_framework::validators::uuid_parse(id).unwrap_or_else(|| id.to_string());
+        res.insert("id".into(), json!(id));
+    }
     let max = ctx.config().catalog.max_field_chars;
     let res = catalog_framework::validators::validate_resource(&Value::Object(res), max).map_err(
         |e| {
@@ -49,13 +51,22 @@ pub(crate) async fn resource_create(
         },
     )?;
     resources.push(Value::Object(res));
-    let shown = update_resources(ctx, &pkg_id, resources)
+    let doc = update_resources(ctx, row, resources)
         .await
-        .map_err(last_resource_error)?;
+        .map_err(|e| resource_slot_error(e, None))?;
+    // The new resource is the last of the dataset's.
+    let new_id = doc
+        .get("resources")
+        .and_then(Value::as_array)
+        .and_then(|rs| rs.last())
+        .and_then(|r| r.get("id"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| internal("the created resource is missing from its dataset"))?
+        .to_string();
     if let Some((_, up)) = upload {
         store_file(&ctx.app.files, &new_id, &up).await?;
     }
-    let created = find_resource(&shown, &new_id)?;
+    let created = shown_resource(ctx, &pkg_id, &new_id).await?;
     ctx.emit(
         Entity::Resource,
         Change::Created,
@@ -64,24 +75,4 @@ pub(crate) async fn resource_create(
         Some(created.clone()),
     );
     Ok(created)
-}
-
-/// CKAN re-raises only the new resource's errors from the inner package_update.
-fn last_resource_error(e: CkanError) -> CkanError {
-    if e.kind != ErrorKind::Validation {
-        return e;
-    }
-    match e
-        .body
-        .get("resources")
-        .and_then(Value::as_array)
-        .and_then(|a| a.last())
-        .and_then(Value::as_object)
-    {
-        Some(last) if !last.is_empty() => CkanError {
-            kind: ErrorKind::Validation,
-            body: last.clone(),
-        },
-        _ => e,
-    }
 }

@@ -18,14 +18,14 @@ pub(crate) async fn resource_delete(
     let pkg = resource_package(ctx, &id)
         .await
         .map_err(|_| not_found(""))?;
-    let (pkg_id, mut resources) = stored_resources(ctx, &pkg).await?;
+    let (row, mut resources) = stored_resources(ctx, &pkg).await?;
     let mut auth = Params::new();
     auth.insert("id".into(), json!(id));
-    auth.insert("package_id".into(), json!(pkg_id));
+    auth.insert("package_id".into(), json!(row.id));
     ctx.check_access("resource_delete", &auth).await?;
     let before = resources.iter().find(|r| r["id"] == json!(id)).cloned();
     resources.retain(|r| r["id"] != json!(id));
-    update_resources(ctx, &pkg_id, resources).await?;
+    update_resources(ctx, row, resources).await?;
     ctx.emit(Entity::Resource, Change::Deleted, &id, before, None);
     Ok(Value::Null)
 }

@@ -5,6 +5,7 @@ use catalog_framework::context::Upload;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 use catalog_framework::store::time::now_iso;
+use catalog_framework::store::PackageRow;
 
 use crate::dictize::munge_filename;
 use crate::package::load;
@@ -61,14 +62,15 @@ fn resources_of(doc: &Value) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-/// Stored (not output) resources of a dataset.
+/// A dataset's row, loaded (and locked) for a change, and its stored (not output) resources.
 async fn stored_resources(
     ctx: &mut ActionContext,
     package_id: &str,
-) -> CkanResult<(String, Vec<Value>)> {
+) -> CkanResult<(PackageRow, Vec<Value>)> {
     let row = load(ctx, package_id).await?;
     let doc: Value = serde_json::from_str(&row.data)?;
-    Ok((row.id, resources_of(&doc)))
+    let resources = resources_of(&doc);
+    Ok((row, resources))
 }
 
 /// Finds the dataset of a resource id (or exact resource name).
@@ -140,16 +142,54 @@ fn find_resource(show: &Value, id: &str) -> CkanResult<Value> {
         .ok_or_else(|| not_found("Resource was not found."))
 }
 
+/// CKAN re-raises only the written resource's errors from the inner package_update: those of
+/// its slot `idx` in `resources` (the last slot when `None`), when it has any.
+fn resource_slot_error(e: CkanError, idx: Option<usize>) -> CkanError {
+    if e.kind != ErrorKind::Validation {
+        return e;
+    }
+    let slot = e
+        .body
+        .get("resources")
+        .and_then(Value::as_array)
+        .and_then(|a| match idx {
+            Some(i) => a.get(i),
+            None => a.last(),
+        })
+        .and_then(Value::as_object)
+        .filter(|s| !s.is_empty())
+        .cloned();
+    match slot {
+        Some(body) => CkanError {
+            kind: ErrorKind::Validation,
+            body,
+        },
+        None => e,
+    }
+}
+
+/// The resource `id` of the dataset `package_id` as `package_show` shows it.
+async fn shown_resource(ctx: &mut ActionContext, package_id: &str, id: &str) -> CkanResult<Value> {
+    let row = load(ctx, package_id).await?;
+    let shown = crate::package::show_row(ctx, &row).await?;
+    find_resource(&shown, id)
+}
+
+/// CKAN's resource actions: a `package_show` of the dataset `row` (loaded in this call) and a
+/// `package_update` of it with `resources`, in the caller's transaction. Returns the stored
+/// document written.
 async fn update_resources(
     ctx: &mut ActionContext,
-    pkg_id: &str,
+    row: PackageRow,
     resources: Vec<Value>,
-) -> CkanResult<Value> {
-    let row = load(ctx, pkg_id).await?;
+) -> CkanResult<Map<String, Value>> {
     let current = crate::package::show_row(ctx, &row).await?;
     let mut params = current.as_object().cloned().unwrap_or_default();
     // package_update needs the stored, not rewritten, resources and the raw lists.
     params.insert("resources".into(), Value::Array(resources));
     params.remove("metadata_modified");
-    update_dict(ctx, params).await
+    // The dataset's own groups, as shown: without them package_update keeps the memberships
+    // as they are instead of writing them again.
+    params.remove("groups");
+    update_dict(ctx, row, params).await
 }

@@ -28,7 +28,7 @@ pub(crate) async fn package_resource_reorder(
     if unique.len() != order.len() {
         return Err(validation_message("Must supply unique resource_ids"));
     }
-    let (pkg_id, resources) = stored_resources(ctx, &id).await?;
+    let (row, resources) = stored_resources(ctx, &id).await?;
     let mut ordered = Vec::new();
     for rid in &order {
         let r = resources
@@ -43,6 +43,6 @@ pub(crate) async fn package_resource_reorder(
         }
     }
     let all: Vec<Value> = ordered.iter().map(|r| r["id"].clone()).collect();
-    update_resources(ctx, &pkg_id, ordered).await?;
+    update_resources(ctx, row, ordered).await?;
     Ok(json!({"id": id, "order": all}))
 }

@@ -2,8 +2,8 @@ use catalog_framework::params::req_str;
 use catalog_framework::prelude::*;
 
 use super::{
-    find_resource, guess_mimetype, resource_dict_params, resource_package, store_file,
-    stored_resources, take_upload, update_resources,
+    guess_mimetype, resource_dict_params, resource_package, resource_slot_error, shown_resource,
+    store_file, stored_resources, take_upload, update_resources,
 };
 
 async fn resource_update_inner(
@@ -15,7 +15,8 @@ async fn resource_update_inner(
     let pkg = resource_package(ctx, &id)
         .await
         .map_err(|_| not_found("Resource was not found."))?;
-    let (pkg_id, mut resources) = stored_resources(ctx, &pkg).await?;
+    let (row, mut resources) = stored_resources(ctx, &pkg).await?;
+    let pkg_id = row.id.clone();
     let mut auth = Params::new();
     auth.insert("id".into(), json!(id));
     auth.insert("package_id".into(), json!(pkg_id));
@@ -70,30 +71,13 @@ async fn resource_update_inner(
         },
     )?;
     resources[idx] = Value::Object(res);
-    let shown = update_resources(ctx, &pkg_id, resources)
+    update_resources(ctx, row, resources)
         .await
-        .map_err(|e| {
-            if e.kind != ErrorKind::Validation {
-                return e;
-            }
-            match e
-                .body
-                .get("resources")
-                .and_then(Value::as_array)
-                .and_then(|a| a.get(idx))
-                .and_then(Value::as_object)
-            {
-                Some(slot) if !slot.is_empty() => CkanError {
-                    kind: ErrorKind::Validation,
-                    body: slot.clone(),
-                },
-                _ => e,
-            }
-        })?;
+        .map_err(|e| resource_slot_error(e, Some(idx)))?;
     if let Some((_, up)) = upload {
         store_file(&ctx.app.files, &id, &up).await?;
     }
-    let updated = find_resource(&shown, &id)?;
+    let updated = shown_resource(ctx, &pkg_id, &id).await?;
     ctx.emit(
         Entity::Resource,
         Change::Updated,

@@ -137,7 +137,7 @@ async fn resource_writes_keep_memberships_and_answer_as_package_show() {
             .filter_map(|g| g["name"].as_str())
             .collect();
         assert_eq!(groups, ["grp"], "{kind:?}: the group membership stays");
-        assert_eq!(members(&t, "grp").await, [id.clone()], "{kind:?}");
+        assert_eq!(members(&t, "grp").await, [id.as_str()], "{kind:?}");
         let mut in_a = vec![id.clone(), other["id"].as_str().unwrap().to_string()];
         in_a.sort();
         assert_eq!(members(&t, "org-a").await, in_a, "{kind:?}");
@@ -146,7 +146,7 @@ async fn resource_writes_keep_memberships_and_answer_as_package_show() {
         // the old membership is active again and the other deleted.
         t.ok("package_patch", json!({"id": "ds", "owner_org": "org-b"}))
             .await;
-        assert_eq!(members(&t, "org-b").await, [id.clone()], "{kind:?}");
+        assert_eq!(members(&t, "org-b").await, [id.as_str()], "{kind:?}");
         assert_eq!(
             members(&t, "org-a").await,
             [other["id"].as_str().unwrap().to_string()],

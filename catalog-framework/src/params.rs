@@ -6,6 +6,13 @@ use crate::error::{validation, validation_message, CkanResult};
 use crate::store::Params;
 use crate::typed::as_bool;
 
+/// Two dicts equal but for `key` (present in either, both or neither), compared in place
+/// (no copies of large documents).
+pub fn equal_but_key(a: &Params, b: &Params, key: &str) -> bool {
+    let others = |m: &Params| m.len() - usize::from(m.contains_key(key));
+    others(a) == others(b) && a.iter().all(|(k, va)| k == key || b.get(k) == Some(va))
+}
+
 /// A string parameter; numbers and booleans are accepted as their text (GET sends strings).
 pub fn opt_str(p: &Params, key: &str) -> Option<String> {
     text(p.get(key))

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use catalog_framework::params::equal_but_key;
 use catalog_framework::prelude::*;
 use catalog_framework::store::time::{format_iso, now_iso};
 use catalog_framework::store::RowExt;
@@ -169,20 +170,12 @@ fn same_but_modified(a: &Value, b: &Value) -> bool {
             a.len() == b.len()
                 && a.iter().all(|(k, va)| match b.get(k) {
                     None => false,
-                    Some(vb) if k == "package" => equal_but_key(va, vb, "metadata_modified"),
+                    Some(vb) if k == "package" => match (va.as_object(), vb.as_object()) {
+                        (Some(pa), Some(pb)) => equal_but_key(pa, pb, "metadata_modified"),
+                        _ => va == vb,
+                    },
                     Some(vb) => va == vb,
                 })
-        }
-        _ => a == b,
-    }
-}
-
-/// Equal values, but for the key `key` when both are objects.
-fn equal_but_key(a: &Value, b: &Value, key: &str) -> bool {
-    match (a.as_object(), b.as_object()) {
-        (Some(a), Some(b)) => {
-            let others = |m: &Map<String, Value>| m.len() - usize::from(m.contains_key(key));
-            others(a) == others(b) && a.iter().all(|(k, va)| k == key || b.get(k) == Some(va))
         }
         _ => a == b,
     }

@@ -1,4 +1,4 @@
-use catalog_framework::params::req_str;
+use catalog_framework::params::{equal_but_key, req_str};
 use catalog_framework::prelude::*;
 use catalog_framework::store::time::now_iso;
 use catalog_framework::store::PackageRow;
@@ -158,18 +158,17 @@ async fn update_row(
         None => None,
     };
     keep_custom_fields(&data, &mut doc);
-    let mut compare_old = old.clone();
-    compare_old.remove("metadata_modified");
-    let mut compare_new = doc.clone();
-    compare_new.remove("metadata_modified");
-    let plugin_data_changed = match &plugin_data {
-        Some(new) => {
-            catalog_framework::store::package_plugin_data(ctx.db().await?, &row.id).await?
-                != Some(new.clone())
-        }
-        None => false,
-    };
-    let changed = touch || compare_old != compare_new || groups.is_some() || plugin_data_changed;
+    // Each test only when the ones before it found no change.
+    let changed = touch
+        || groups.is_some()
+        || !equal_but_key(&old, &doc, "metadata_modified")
+        || match &plugin_data {
+            Some(new) => {
+                catalog_framework::store::package_plugin_data(ctx.db().await?, &row.id).await?
+                    != Some(new.clone())
+            }
+            None => false,
+        };
     let modified = match data.get("metadata_modified").and_then(Value::as_str) {
         Some(m) if ctx.is_sysadmin() => m.to_string(),
         _ if changed => now_iso(),

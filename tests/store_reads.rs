@@ -2,10 +2,12 @@
 //! (the `sqlx::query` tracing target), on SQLite and on PostgreSQL.
 //!
 //! One test function: the counting subscriber is process-global (SQLite runs its statements
-//! on threads of its own), so nothing else may run in this binary meanwhile.
+//! on threads of its own), so nothing else may run in this binary meanwhile. The server's own
+//! background work (the search sync every 2 s, the job workers' poll every second) can still
+//! send a statement while a call is measured; such a statement only adds, so each figure is the
+//! fewest statements of three tries, and a failure lists what was sent.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use catalog_host::testkit::{stores, StoreKind, TestApp};
 use serde_json::{json, Value};
@@ -22,38 +24,77 @@ use catalog_plugin_search_postgres as _;
 use catalog_plugin_search_tantivy as _;
 use catalog_plugin_views as _;
 
-/// Counts the statements sqlx logs.
-struct Counter(Arc<AtomicUsize>);
+/// The statements sqlx has logged, in order.
+type Log = Arc<Mutex<Vec<String>>>;
 
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Counter {
-    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
-        if event.metadata().target() == "sqlx::query" {
-            self.0.fetch_add(1, Ordering::SeqCst);
+/// Records the statements sqlx logs (their `summary` field, else the whole event).
+struct Recorder(Log);
+
+struct Summary(Option<String>);
+
+impl tracing::field::Visit for Summary {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "summary" {
+            self.0 = Some(value.to_string());
+        }
+    }
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "summary" {
+            self.0 = Some(format!("{value:?}"));
         }
     }
 }
 
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Recorder {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        if event.metadata().target() == "sqlx::query" {
+            let mut summary = Summary(None);
+            event.record(&mut summary);
+            let text = summary.0.unwrap_or_else(|| format!("{event:?}"));
+            self.0.lock().unwrap().push(text);
+        }
+    }
+}
+
+fn logged(log: &Log) -> usize {
+    log.lock().unwrap().len()
+}
+
 /// Waits until the background work of earlier writes (the search sync after a commit) has
-/// sent its statements: nothing counted for 200 ms, or 5 s at most.
-async fn settle(n: &AtomicUsize) {
+/// sent its statements: nothing logged for 200 ms, or 5 s at most.
+async fn settle(log: &Log) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     loop {
-        let seen = n.load(Ordering::SeqCst);
+        let seen = logged(log);
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        if n.load(Ordering::SeqCst) == seen || std::time::Instant::now() > deadline {
+        if logged(log) == seen || std::time::Instant::now() > deadline {
             return;
         }
     }
 }
 
-/// Statements sent while `f` runs.
-async fn count<F: std::future::Future<Output = Value>>(n: &AtomicUsize, f: F) -> (usize, Value) {
-    let before = n.load(Ordering::SeqCst);
-    let v = f.await;
-    (n.load(Ordering::SeqCst) - before, v)
+/// The statements of the try of `call` that sent the fewest, of three, and that try's answer;
+/// `before` runs ahead of each try (to empty a cache).
+async fn fewest<F, Fut>(log: &Log, before: impl Fn(), call: F) -> (Vec<String>, Value)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Value>,
+{
+    let mut best: Option<(Vec<String>, Value)> = None;
+    for _ in 0..3 {
+        before();
+        settle(log).await;
+        let start = logged(log);
+        let answer = call().await;
+        let sent = log.lock().unwrap()[start..].to_vec();
+        if best.as_ref().is_none_or(|(b, _)| sent.len() < b.len()) {
+            best = Some((sent, answer));
+        }
+    }
+    best.unwrap()
 }
 
-async fn check(kind: StoreKind, n: &AtomicUsize) {
+async fn check(kind: StoreKind, log: &Log) {
     let t = TestApp::start(kind).await;
     t.ok("organization_create", json!({"name": "office"})).await;
     t.ok("group_create", json!({"name": "roads-group"})).await;
@@ -67,46 +108,45 @@ async fn check(kind: StoreKind, n: &AtomicUsize) {
 
     // Nothing read so far filled the cache (the indexer does not); make sure of it for the miss.
     let id = created["id"].as_str().unwrap().to_string();
-    t.app.package_cache.invalidate([&id]);
     assert!(
-        n.load(Ordering::SeqCst) > 10,
-        "the statements of the set-up were counted ({kind})"
+        logged(log) > 10,
+        "the statements of the set-up were logged ({kind})"
     );
     // A cache miss: the dataset, its organization and its groups in one statement.
-    settle(n).await;
-    let (reads, shown) = count(n, t.ok_as(None, "package_show", json!({"id": "roads"}))).await;
+    let show = || t.ok_as(None, "package_show", json!({"id": "roads"}));
+    let (reads, shown) = fewest(log, || t.app.package_cache.invalidate([&id]), show).await;
     assert_eq!(shown["organization"]["name"], "office", "{kind}");
     assert_eq!(shown["groups"][0]["name"], "roads-group", "{kind}");
     assert_eq!(shown["resources"].as_array().unwrap().len(), 1, "{kind}");
     assert_eq!(
-        reads, 1,
-        "package_show on a cache miss reads the store once ({kind})"
+        reads.len(),
+        1,
+        "package_show on a cache miss reads the store once ({kind}): {reads:#?}"
     );
 
     // A hit (embedded deployment only): no statement at all.
     if kind == StoreKind::Sqlite {
-        settle(n).await;
-        let (reads, again) = count(n, t.ok_as(None, "package_show", json!({"id": "roads"}))).await;
+        let (reads, again) = fewest(log, || {}, show).await;
         assert_eq!(again, shown, "{kind}");
-        assert_eq!(
-            reads, 0,
-            "package_show on a cache hit reads nothing ({kind})"
+        assert!(
+            reads.is_empty(),
+            "package_show on a cache hit reads nothing ({kind}): {reads:#?}"
         );
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn package_show_reads_the_store_once_on_a_miss() {
-    let n = Arc::new(AtomicUsize::new(0));
+    let log: Log = Arc::default();
     let subscriber = tracing_subscriber::registry()
         .with(
             tracing_subscriber::filter::Targets::new()
                 .with_target("sqlx::query", tracing::Level::TRACE),
         )
-        .with(Counter(n.clone()));
+        .with(Recorder(log.clone()));
     tracing::subscriber::set_global_default(subscriber).unwrap();
 
     for kind in stores().await {
-        check(kind, &n).await;
+        check(kind, &log).await;
     }
 }

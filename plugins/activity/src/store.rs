@@ -167,15 +167,13 @@ async fn insert_stored(
 fn same_but_modified(a: &Value, b: &Value) -> bool {
     match (a.as_object(), b.as_object()) {
         (Some(a), Some(b)) => {
-            a.len() == b.len()
-                && a.iter().all(|(k, va)| match b.get(k) {
-                    None => false,
-                    Some(vb) if k == "package" => match (va.as_object(), vb.as_object()) {
-                        (Some(pa), Some(pb)) => equal_but_key(pa, pb, "metadata_modified"),
-                        _ => va == vb,
-                    },
-                    Some(vb) => va == vb,
-                })
+            equal_but_key(a, b, "package")
+                && match (a.get("package"), b.get("package")) {
+                    (Some(Value::Object(pa)), Some(Value::Object(pb))) => {
+                        equal_but_key(pa, pb, "metadata_modified")
+                    }
+                    (pa, pb) => pa == pb,
+                }
         }
         _ => a == b,
     }

@@ -69,8 +69,7 @@ async fn stored_resources(
 ) -> CkanResult<(PackageRow, Vec<Value>)> {
     let row = load(ctx, package_id).await?;
     let doc: Value = serde_json::from_str(&row.data)?;
-    let resources = resources_of(&doc);
-    Ok((row, resources))
+    Ok((row, resources_of(&doc)))
 }
 
 /// Finds the dataset of a resource id (or exact resource name).

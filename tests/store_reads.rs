@@ -133,6 +133,45 @@ async fn check(kind: StoreKind, log: &Log) {
             "package_show on a cache hit reads nothing ({kind}): {reads:#?}"
         );
     }
+
+    // A write's activity reads the changed dataset once: its `package_show` finds the dataset
+    // in the bundle the activity read (SQLite; on PostgreSQL a write call's row read takes a
+    // row lock, so `package_show` reads the row again). Counted between the dataset's write
+    // and the activity's insert: reads of the dataset by id or name, whole (`WITH p AS …`,
+    // the bundle) or its row alone (`SELECT id, name, type, …`).
+    if kind == StoreKind::Sqlite {
+        // Each try a real change (a change that changes nothing records no activity).
+        let take = std::sync::atomic::AtomicUsize::new(0);
+        let patch = || {
+            let n = take.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            t.ok(
+                "package_patch",
+                json!({"id": "roads", "notes": format!("take {n}")}),
+            )
+        };
+        let (sent, patched) = fewest(log, || {}, patch).await;
+        assert!(
+            patched["notes"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("take ")),
+            "{kind}"
+        );
+        let position = |prefix: &str| sent.iter().position(|s| s.starts_with(prefix));
+        let (Some(written), Some(recorded)) = (
+            position("UPDATE package SET"),
+            position("INSERT INTO activity"),
+        ) else {
+            panic!("package_patch writes the dataset and an activity ({kind}): {sent:#?}");
+        };
+        let reads = sent[written..recorded]
+            .iter()
+            .filter(|s| s.starts_with("WITH p AS") || s.starts_with("SELECT id, name, type"))
+            .count();
+        assert_eq!(
+            reads, 1,
+            "the activity of package_patch reads the dataset once ({kind}): {sent:#?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -124,6 +124,9 @@ pub struct ActionContext {
     /// Datasets this read call has read (found again by id or name), so that an action, its
     /// auth function and its dictization share one store read. At most `ROW_CACHE_ENTRIES`.
     bundles: Vec<Arc<PackageBundle>>,
+    /// A SQLite write call's last dataset bundle read, good until its next statement (see
+    /// [`ActionContext::package_bundle`]).
+    last_bundle: Option<Arc<PackageBundle>>,
     /// True once the call enqueued a background job: the workers are woken after the commit.
     enqueued_jobs: bool,
     db: Db,
@@ -154,6 +157,7 @@ impl ActionContext {
             top_action: String::new(),
             events: Vec::new(),
             bundles: Vec::new(),
+            last_bundle: None,
             enqueued_jobs: false,
             db: Db::None,
             _write_guard: None,
@@ -280,7 +284,20 @@ impl ActionContext {
                 .map(|b| b.row.clone()));
         }
         let lock = self.lock(Lock::Share);
+        if lock == Lock::None {
+            if let Some(b) = self.last_bundle_of(id_or_name) {
+                return Ok(Some(b.row.clone()));
+            }
+        }
         Ok(q::package_by_ref_locked(self.db().await?, id_or_name, lock).await?)
+    }
+
+    /// The write call's last bundle read when it is of this dataset and no statement ran since.
+    fn last_bundle_of(&self, id_or_name: &str) -> Option<Arc<PackageBundle>> {
+        self.last_bundle
+            .as_ref()
+            .filter(|b| b.row.id == id_or_name || b.row.name == id_or_name)
+            .cloned()
     }
 
     /// Whether node-local copies of the store (the `package_show` cache, which the index
@@ -328,7 +345,8 @@ impl ActionContext {
     }
 
     /// A dataset's row with its organization and groups (what its dict shows beside the
-    /// record), read once per read call by one statement; a write call reads it afresh.
+    /// record), read once per read call by one statement; a write call reads it afresh once it
+    /// ran any statement since its last read of the dataset.
     pub async fn package_bundle(
         &mut self,
         id_or_name: &str,
@@ -341,6 +359,8 @@ impl ActionContext {
             {
                 return Ok(Some(b.clone()));
             }
+        } else if let Some(b) = self.last_bundle_of(id_or_name) {
+            return Ok(Some(b));
         }
         let Some(bundle) = q::package_bundle_by_ref(self.db().await?, id_or_name).await? else {
             return Ok(None);
@@ -348,6 +368,13 @@ impl ActionContext {
         let bundle = Arc::new(bundle);
         if !self.write && self.bundles.len() < ROW_CACHE_ENTRIES {
             self.bundles.push(bundle.clone());
+        }
+        if self.write && self.lock(Lock::Share) == Lock::None {
+            // SQLite: the write call's other reads of this dataset until its next statement
+            // (a write in between would change it) are answered from this one: an event's
+            // subscriber that reads the dataset and then its `package_show` reads it once.
+            // Not on PostgreSQL, where a write call's row read takes a row lock.
+            self.last_bundle = Some(bundle.clone());
         }
         Ok(Some(bundle))
     }
@@ -426,6 +453,8 @@ impl ActionContext {
 
     /// The connection of this call: a transaction if the call writes.
     pub async fn db(&mut self) -> CkanResult<&mut AnyConnection> {
+        // The statement about to run may change the dataset last read.
+        self.last_bundle = None;
         if self.committed && self.write {
             return Err(crate::error::internal(
                 "an action wrote after its writes were committed",
@@ -706,6 +735,7 @@ impl ActionContext {
         self.write = false;
         self.committed = true;
         self.bundles.clear();
+        self.last_bundle = None;
         Ok(())
     }
 

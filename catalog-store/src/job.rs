@@ -119,16 +119,10 @@ pub struct NewJob<'a> {
 }
 
 /// Enqueues a job on the caller's connection: in an action's transaction, the job exists
-/// exactly when the action's writes commit. The queue becomes known (`job_queue`).
+/// exactly when the action's writes commit. The queue becomes known (`job_queue`, by the
+/// store's trigger on `job`: migration 0010).
 pub async fn enqueue_job(conn: &mut AnyConnection, job: &NewJob<'_>) -> sqlx::Result<JobRow> {
     let now = job_time(job_now());
-    sqlx::query(
-        "INSERT INTO job_queue (name, created) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
-    )
-    .bind(job.queue)
-    .bind(&now)
-    .execute(&mut *conn)
-    .await?;
     let row = JobRow {
         id: job.id.to_string(),
         queue: job.queue.to_string(),

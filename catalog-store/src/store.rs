@@ -124,6 +124,11 @@ const MIGRATIONS: &[crate::model::Migration] = &[
         sqlite: include_str!("migrations/sqlite/0009_lookup_indexes.sql"),
         postgres: include_str!("migrations/postgres/0009_lookup_indexes.sql"),
     },
+    crate::model::Migration {
+        version: "0010_job_queue_trigger",
+        sqlite: include_str!("migrations/sqlite/0010_job_queue_trigger.sql"),
+        postgres: include_str!("migrations/postgres/0010_job_queue_trigger.sql"),
+    },
 ];
 
 /// Splits a migration into statements at `;`, keeping SQLite trigger bodies

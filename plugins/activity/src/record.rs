@@ -47,9 +47,12 @@ async fn package_activity(
         Change::Updated if state(event.after.as_ref()).as_deref() == Some("deleted") => "deleted",
         Change::Updated => "changed",
     };
-    let Some(row) = ctx.package_row(&event.id).await? else {
+    // The bundle, not the row alone: the `package_show` just after finds the dataset in it
+    // (ActionContext::package_bundle), so the dataset is read once.
+    let Some(bundle) = ctx.package_bundle(&event.id).await? else {
         return Ok(None);
     };
+    let row = bundle.row.clone();
     let collaborators = ctx.config().catalog.auth.allow_dataset_collaborators;
     let labels = authz::dataset_labels(&row, collaborators);
     let package = package_dict(ctx, &row.id).await?;

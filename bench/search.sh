@@ -23,7 +23,8 @@
 # SEARCH_BENCH_CONNECTIONS (8), SEARCH_BENCH_DURATION (10s), SEARCH_BENCH_LOAD_CONCURRENCY (16),
 # SEARCH_BENCH_SEED (42), SEARCH_BENCH_Q ("open data"), SEARCH_BENCH_FQ, SEARCH_BENCH_DEEP_START
 # (min(2N/3, 100000)), SEARCH_BENCH_PG (postgres://postgres@127.0.0.1:5432), SEARCH_BENCH_BIN
-# (the binary), SEARCH_BENCH_BUILD=1 (build it first), SEARCH_BENCH_KEEP=1 (keep the data dir).
+# (the binary), SEARCH_BENCH_BUILD=1 (build it first), SEARCH_BENCH_KEEP=1 (keep the data dir,
+# and the PostgreSQL database of postgres and pgstore runs).
 #
 # Large catalogs on the embedded and pgstore backends (1,000,000 datasets through the API would
 # take most of an hour even at 500/s):
@@ -124,12 +125,12 @@ stop_server() {
 }
 cleanup() {
     stop_server
-    if [[ -n "$DB_NAME" ]]; then
-        psql "$PG_ADMIN_URL/postgres" -q -c "DROP DATABASE IF EXISTS $DB_NAME WITH (FORCE)" >/dev/null || true
-    fi
     if [[ "${SEARCH_BENCH_KEEP:-0}" == 1 ]]; then
-        log "kept data directory $DATA_DIR"
+        log "kept data directory $DATA_DIR${DB_NAME:+ and database $DB_URL (serve it with CATALOG_DATABASE_URL=$DB_URL; drop it with psql when done)}"
     else
+        if [[ -n "$DB_NAME" ]]; then
+            psql "$PG_ADMIN_URL/postgres" -q -c "DROP DATABASE IF EXISTS $DB_NAME WITH (FORCE)" >/dev/null || true
+        fi
         rm -rf "$DATA_DIR"
     fi
 }

@@ -171,6 +171,17 @@ async fn check(kind: StoreKind, log: &Log) {
             reads, 1,
             "the activity of package_patch reads the dataset once ({kind}): {sent:#?}"
         );
+        // The answer, built after the commit, takes the row from the bundle its dictization
+        // reads: no read of the row alone. (The indexer's reads of the written datasets come
+        // after the commit too, as bundles, so the bundles are not counted here.)
+        let row_reads = sent[recorded..]
+            .iter()
+            .filter(|s| s.starts_with("SELECT id, name, type"))
+            .count();
+        assert_eq!(
+            row_reads, 0,
+            "package_patch's answer reads the dataset's row with its bundle ({kind}): {sent:#?}"
+        );
     }
 }
 

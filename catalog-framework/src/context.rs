@@ -389,8 +389,13 @@ impl ActionContext {
 
     /// A dataset's row by id or name, for changing it: locked until commit, so that concurrent
     /// read-modify-writes of one dataset (its resources live in its record) run one after the
-    /// other and none is lost.
+    /// other and none is lost. In a call that does not write (a read call, or a write that
+    /// committed before its answer) there is nothing to lock: it is [`ActionContext::package_row`],
+    /// so the dictization after it reads the dataset from the same statement.
     pub async fn package_for_update(&mut self, id_or_name: &str) -> CkanResult<Option<PackageRow>> {
+        if !self.write {
+            return self.package_row(id_or_name).await;
+        }
         let lock = self.lock(Lock::Update);
         Ok(q::package_by_ref_locked(self.db().await?, id_or_name, lock).await?)
     }

@@ -84,3 +84,43 @@ async fn a_write_dropped_while_it_begins_leaves_no_transaction_open() {
         }
     }
 }
+
+/// On SQLite every write transaction runs on the store's one write connection, whose page
+/// cache then stays valid from one write to the next (issue 28): what is local to a
+/// connection (a temporary table) made in one write transaction is there in the next ones,
+/// however the read connections were used in between. (On PostgreSQL write transactions take
+/// any pooled connection; nothing to check there.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_write_transactions_share_one_connection() {
+    for kind in stores().await {
+        if !matches!(kind, StoreKind::Sqlite) {
+            continue;
+        }
+        let t = TestApp::start(kind).await;
+        let store = &t.app.store;
+        let mut tx = store.begin_write().await.unwrap();
+        sqlx::query("CREATE TEMP TABLE write_connection_mark (x INTEGER)")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        for round in 0..5 {
+            // Every read connection taken at once and given back: a pool that handed its
+            // connections to write transactions in turn would now give another one.
+            let mut held = Vec::new();
+            for _ in 0..8 {
+                held.push(store.pool.acquire().await.unwrap());
+            }
+            drop(held);
+            let mut tx = store.begin_write().await.unwrap();
+            let marked = sqlx::query("SELECT count(*) FROM temp.write_connection_mark")
+                .execute(&mut *tx)
+                .await;
+            assert!(
+                marked.is_ok(),
+                "round {round}: a write transaction ran on another connection: {marked:?}"
+            );
+            tx.rollback().await.unwrap();
+        }
+    }
+}

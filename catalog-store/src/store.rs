@@ -20,6 +20,13 @@ pub enum Backend {
 #[derive(Clone)]
 pub struct Store {
     pub pool: AnyPool,
+    /// Where [`Store::begin_write`] takes its connection. SQLite: a pool of one connection.
+    /// Write transactions run one at a time anyway, and a connection that is the only one to
+    /// write keeps its page cache from one transaction to the next; any other connection
+    /// drops its whole cache when it finds the database changed since its last transaction,
+    /// so a write on whichever pooled connection came first read the pages it touches again,
+    /// with `read()` calls, while holding the write lock (issue 28). PostgreSQL: the pool.
+    write_pool: AnyPool,
     pub backend: Backend,
     /// The URL the pool connects to, for components that need connections of their own.
     pub url: String,
@@ -67,6 +74,41 @@ fn spawn_checkpointer(pool: AnyPool) -> Checkpointer {
             }
         }
     }))
+}
+
+/// SQLite's page cache of the write connection, in KiB: the pages a write touches (the upper
+/// levels of the tables' and indexes' B-trees, the datasets being changed, the activity and
+/// job tables' ends) stay in it from one write to the next. Read connections keep SQLite's
+/// default, 2 MiB each: each drops its cache after every write anyway.
+const WRITE_CACHE_KIB: u32 = 65_536;
+
+/// A pool of at most `max` SQLite connections with the store's settings, each with a page
+/// cache of `cache_kib` KiB (`None`: SQLite's default).
+fn sqlite_pool(max: u32, cache_kib: Option<u32>) -> AnyPoolOptions {
+    AnyPoolOptions::new()
+        .max_connections(max)
+        .min_connections(1)
+        // An embedded database's connection does not go stale as a server's can: no ping (a
+        // round trip to the connection's thread) before each use, which a write would
+        // otherwise pay while holding the single-writer lock.
+        .test_before_acquire(false)
+        .after_connect(move |conn, _| {
+            Box::pin(async move {
+                let cache = cache_kib
+                    .map(|k| format!(" PRAGMA cache_size = -{k};"))
+                    .unwrap_or_default();
+                conn.execute(
+                    format!(
+                        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                         PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON; \
+                         PRAGMA wal_autocheckpoint = {AUTO_CHECKPOINT_PAGES};{cache}"
+                    )
+                    .as_str(),
+                )
+                .await?;
+                Ok(())
+            })
+        })
 }
 
 /// A write call in progress, counted by [`Store::writers_in_progress`] until dropped.
@@ -175,31 +217,7 @@ impl Store {
         };
         let opts: AnyConnectOptions = url.parse()?;
         let pool = match backend {
-            Backend::Sqlite => {
-                AnyPoolOptions::new()
-                    .max_connections(8)
-                    .min_connections(1)
-                    // An embedded database's connection does not go stale as a server's can:
-                    // no ping (a round trip to the connection's thread) before each use, which
-                    // a write would otherwise pay while holding the single-writer lock.
-                    .test_before_acquire(false)
-                    .after_connect(|conn, _| {
-                        Box::pin(async move {
-                            conn.execute(
-                                format!(
-                                    "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
-                                     PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON; \
-                                     PRAGMA wal_autocheckpoint = {AUTO_CHECKPOINT_PAGES};"
-                                )
-                                .as_str(),
-                            )
-                            .await?;
-                            Ok(())
-                        })
-                    })
-                    .connect_with(opts)
-                    .await?
-            }
+            Backend::Sqlite => sqlite_pool(8, None).connect_with(opts.clone()).await?,
             Backend::Postgres => {
                 AnyPoolOptions::new()
                     .max_connections(16)
@@ -208,14 +226,25 @@ impl Store {
                     // generic plan made while a table was small. Renewing connections every few
                     // minutes bounds how long a plan made for an empty catalog serves a big one.
                     .max_lifetime(Duration::from_secs(300))
+                    .connect_with(opts.clone())
+                    .await?
+            }
+        };
+        let write_pool = match backend {
+            Backend::Sqlite => {
+                sqlite_pool(1, Some(WRITE_CACHE_KIB))
+                    // As long as SQLite's own wait for its write lock (`busy_timeout`).
+                    .acquire_timeout(Duration::from_secs(10))
                     .connect_with(opts)
                     .await?
             }
+            Backend::Postgres => pool.clone(),
         };
         let checkpointer = (backend == Backend::Sqlite)
             .then(|| std::sync::Arc::new(spawn_checkpointer(pool.clone())));
         Ok(Store {
             pool,
+            write_pool,
             backend,
             url: url.to_string(),
             write_lock: Default::default(),
@@ -225,16 +254,17 @@ impl Store {
     }
 
     /// Begins a write transaction: SQLite `BEGIN IMMEDIATE` (the database's write lock taken at
-    /// once), PostgreSQL `BEGIN`. It runs in a task of its own, so that a caller dropped
-    /// meanwhile (its client went away, a timeout) cannot stop it halfway. sqlx 0.8 checks that
-    /// a custom BEGIN took effect with one more await after the BEGIN was acknowledged; a
-    /// future dropped at that await leaves the pooled connection inside the transaction with
-    /// nothing to roll it back, and on SQLite that connection then holds the write lock for
-    /// good: every later write waits its busy timeout and fails (a server whose writes all
-    /// stalled after a benchmark's client closed its connections mid-request). Dropped here,
-    /// the task still finishes, and the transaction it made is rolled back as it is dropped.
+    /// once) on the store's write connection, PostgreSQL `BEGIN`. It runs in a task of its
+    /// own, so that a caller dropped meanwhile (its client went away, a timeout) cannot stop it
+    /// halfway. sqlx 0.8 checks that a custom BEGIN took effect with one more await after the
+    /// BEGIN was acknowledged; a future dropped at that await leaves the pooled connection
+    /// inside the transaction with nothing to roll it back, and on SQLite that connection then
+    /// holds the write lock for good: every later write waits its busy timeout and fails (a
+    /// server whose writes all stalled after a benchmark's client closed its connections
+    /// mid-request). Dropped here, the task still finishes, and the transaction it made is
+    /// rolled back as it is dropped.
     pub async fn begin_write(&self) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {
-        let pool = self.pool.clone();
+        let pool = self.write_pool.clone();
         let backend = self.backend;
         tokio::spawn(async move {
             match backend {

@@ -86,6 +86,49 @@ fn kind_pattern(activity_type: &str) -> String {
     format!("%{kind}")
 }
 
+/// The last activity this process recorded of an object (of one kind), with its data whole:
+/// the next activity of the object is stored as a patch against it without reading the chain
+/// of patches since the last whole copy and applying them again. It is used only while it is
+/// still the object's last activity in the store, known by its id (a random UUID: an activity
+/// of a rolled-back transaction, or one recorded by another node since, is never taken for it).
+struct LastActivity {
+    id: String,
+    seq: i64,
+    depth: i64,
+    data: std::sync::Arc<Value>,
+}
+
+/// At most this many objects' last activities are kept…
+const LAST_KEPT: usize = 128;
+/// …each of at most this many bytes of JSON (a bigger one is read back from the store).
+const LAST_MAX_BYTES: usize = 256 * 1024;
+
+/// The last activities kept, by object id and kind pattern; the least recently used goes
+/// first when full.
+static LAST: std::sync::Mutex<Vec<(String, LastActivity)>> = std::sync::Mutex::new(Vec::new());
+
+fn last_kept(key: &str) -> Option<(String, i64, i64, std::sync::Arc<Value>)> {
+    let mut kept = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    let i = kept.iter().position(|(k, _)| k == key)?;
+    // Most recently used last.
+    let entry = kept.remove(i);
+    let l = &entry.1;
+    let found = (l.id.clone(), l.seq, l.depth, l.data.clone());
+    kept.push(entry);
+    Some(found)
+}
+
+fn keep_last(key: String, last: Option<LastActivity>) {
+    let mut kept = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    kept.retain(|(k, _)| *k != key);
+    if let Some(l) = last {
+        if kept.len() >= LAST_KEPT {
+            kept.remove(0);
+        }
+        kept.push((key, l));
+    }
+}
+
 /// Writes an activity in the caller's transaction, unless `skip_if_same` and the previous
 /// activity of the object has the same data but for the dataset's `metadata_modified` (an
 /// update that changed nothing). Its data is stored as a patch against the previous activity
@@ -97,33 +140,56 @@ pub(crate) async fn insert(
     skip_if_same: bool,
 ) -> CkanResult<bool> {
     let whole = serde_json::to_string(a.data)?;
+    let pattern = kind_pattern(a.activity_type);
+    let key = format!("{}\u{0}{pattern}", a.object_id);
     if a.new_object {
-        return insert_stored(conn, a, None, 0, &whole).await;
+        let (id, seq) = insert_stored(conn, a, None, 0, &whole).await?;
+        remember(key, id, seq, 0, a.data, whole.len());
+        return Ok(true);
     }
-    // The previous activity's chain since its last whole copy, in one statement; among the
-    // object's activities of the same kind only (a dataset's `… package` activities patch
-    // against each other, its `… resource view` activities against each other).
-    let chain = sqlx::query(
-        "SELECT seq, base_seq, depth, data FROM activity WHERE object_id = $1 AND activity_type LIKE $2 \
-         AND seq >= COALESCE((SELECT MAX(seq) FROM activity WHERE object_id = $1 \
-         AND activity_type LIKE $2 AND base_seq IS NULL), 0) ORDER BY seq",
-    )
-    .bind(a.object_id)
-    .bind(kind_pattern(a.activity_type))
-    .fetch_all(&mut *conn)
-    .await?;
+    // The previous activity: the one this process recorded last, when it still is the last in
+    // the store; else rebuilt from its chain since its last whole copy, read in one statement.
+    // Among the object's activities of the same kind only (a dataset's `… package` activities
+    // patch against each other, its `… resource view` activities against each other).
+    let mut previous: Option<(i64, i64, std::sync::Arc<Value>)> = None;
+    if let Some((id, seq, depth, data)) = last_kept(&key) {
+        let last: Option<String> = sqlx::query_scalar(
+            "SELECT id FROM activity WHERE object_id = $1 AND activity_type LIKE $2 \
+             ORDER BY seq DESC LIMIT 1",
+        )
+        .bind(a.object_id)
+        .bind(&pattern)
+        .fetch_optional(&mut *conn)
+        .await?;
+        if last.as_deref() == Some(id.as_str()) {
+            previous = Some((seq, depth, data));
+        }
+    }
+    if previous.is_none() {
+        let chain = sqlx::query(
+            "SELECT seq, base_seq, depth, data FROM activity WHERE object_id = $1 AND activity_type LIKE $2 \
+             AND seq >= COALESCE((SELECT MAX(seq) FROM activity WHERE object_id = $1 \
+             AND activity_type LIKE $2 AND base_seq IS NULL), 0) ORDER BY seq",
+        )
+        .bind(a.object_id)
+        .bind(&pattern)
+        .fetch_all(&mut *conn)
+        .await?;
+        if let Some(last) = chain.last() {
+            let (seq, depth) = (last.i("seq"), last.i("depth"));
+            let raw: HashMap<i64, (Option<i64>, String)> = chain
+                .iter()
+                .map(|r| (r.i("seq"), (r.oi("base_seq"), r.s("data"))))
+                .collect();
+            previous = Some((seq, depth, std::sync::Arc::new(rebuild(seq, &raw, None)?)));
+        }
+    }
     let mut stored = (None, 0i64, whole.clone());
-    if let Some(last) = chain.last() {
-        let (seq, depth) = (last.i("seq"), last.i("depth"));
-        let raw: HashMap<i64, (Option<i64>, String)> = chain
-            .iter()
-            .map(|r| (r.i("seq"), (r.oi("base_seq"), r.s("data"))))
-            .collect();
-        let old = Some(rebuild(seq, &raw, None)?);
-        if skip_if_same && old.as_ref().is_some_and(|o| same_but_modified(o, a.data)) {
+    if let Some((seq, depth, old)) = previous {
+        if skip_if_same && same_but_modified(&old, a.data) {
             return Ok(false);
         }
-        if let Some(old) = old.filter(|_| depth + 1 < SNAPSHOT_EVERY) {
+        if depth + 1 < SNAPSHOT_EVERY {
             let p = patch::diff(&old, a.data).unwrap_or_else(|| json!({"~": {}}));
             let p = serde_json::to_string(&p)?;
             if p.len() < whole.len() {
@@ -132,23 +198,38 @@ pub(crate) async fn insert(
         }
     }
     let (base_seq, depth, data) = stored;
-    insert_stored(conn, a, base_seq, depth, &data).await
+    let (id, seq) = insert_stored(conn, a, base_seq, depth, &data).await?;
+    remember(key, id, seq, depth, a.data, whole.len());
+    Ok(true)
 }
 
-/// Writes an activity row whose data is stored as given (whole, or a patch against `base_seq`).
+/// Keeps the activity just recorded as its object's last (see [`LastActivity`]).
+fn remember(key: String, id: String, seq: i64, depth: i64, data: &Value, bytes: usize) {
+    let last = (bytes <= LAST_MAX_BYTES).then(|| LastActivity {
+        id,
+        seq,
+        depth,
+        data: std::sync::Arc::new(data.clone()),
+    });
+    keep_last(key, last);
+}
+
+/// Writes an activity row whose data is stored as given (whole, or a patch against
+/// `base_seq`); returns its id and sequence number.
 async fn insert_stored(
     conn: &mut AnyConnection,
     a: &NewActivity<'_>,
     base_seq: Option<i64>,
     depth: i64,
     data: &str,
-) -> CkanResult<bool> {
+) -> CkanResult<(String, i64)> {
     let labels = a.permission_labels.map(serde_json::to_string).transpose()?;
-    sqlx::query(
+    let id = uuid::Uuid::new_v4().to_string();
+    let seq: i64 = sqlx::query_scalar(
         "INSERT INTO activity (id, timestamp, user_id, object_id, activity_type, permission_labels, base_seq, depth, data) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING seq",
     )
-    .bind(uuid::Uuid::new_v4().to_string())
+    .bind(&id)
     .bind(now_iso())
     .bind(a.user_id)
     .bind(a.object_id)
@@ -157,9 +238,9 @@ async fn insert_stored(
     .bind(base_seq)
     .bind(depth)
     .bind(data)
-    .execute(&mut *conn)
+    .fetch_one(&mut *conn)
     .await?;
-    Ok(true)
+    Ok((id, seq))
 }
 
 /// Equal but for `package.metadata_modified` (compared in place: the data of a dataset with

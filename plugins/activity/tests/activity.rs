@@ -782,6 +782,49 @@ async fn deletion_on_postgres() {
     }
 }
 
+/// The recorder keeps the last activity it wrote of a dataset to store the next one as a patch
+/// against it; once that activity is gone from the store (deleted here; rolled back, or
+/// followed by another node's, elsewhere), the next one is stored against the one that is last
+/// now, and every activity reads back as the dataset was.
+async fn last_activity_gone(kind: StoreKind) {
+    let t = start(kind).await;
+    t.ok("package_create", json!({"name": "kept", "title": "t0"}))
+        .await;
+    for i in 1..4 {
+        t.ok(
+            "package_patch",
+            json!({"id": "kept", "title": format!("t{i}")}),
+        )
+        .await;
+    }
+    let newest = history(&t, "kept").await[0].0.clone();
+    t.ok("activity_delete", json!({"id": newest})).await;
+    t.ok("package_patch", json!({"id": "kept", "title": "after"}))
+        .await;
+    let shown = t.ok("package_show", json!({"id": "kept"})).await;
+    let all = history(&t, "kept").await;
+    let titles: Vec<&str> = all
+        .iter()
+        .map(|(_, d)| d["package"]["title"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(titles, ["after", "t2", "t1", "t0"], "{kind:?}");
+    assert_eq!(all[0].1["package"], shown, "{kind:?}");
+    let stored = &t.ok("activity_data_show", json!({"id": all[0].0})).await;
+    assert_eq!(stored["package"], shown, "{kind:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn last_activity_gone_on_sqlite() {
+    last_activity_gone(StoreKind::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn last_activity_gone_on_postgres() {
+    if let Some(kind) = postgres().await {
+        last_activity_gone(kind).await;
+    }
+}
+
 /// The older release's actions answered from the activity records: activity details, the
 /// HTML snippets and the revisions.
 async fn older_release(kind: StoreKind) {

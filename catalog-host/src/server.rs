@@ -262,14 +262,31 @@ async fn serve_connection(
         let guard = InFlight(state);
         let router = router.clone();
         async move {
+            // Whether the request's body was read to its end by the time the answer is ready:
+            // an empty one is.
+            let body_read = Arc::new(AtomicBool::new(http_body::Body::is_end_stream(req.body())));
+            let tracked = body_read.clone();
             // The peer's address, for handlers that limit by it (failed logins).
-            let mut req = req.map(Body::new);
+            let mut req = req.map(|b| {
+                Body::new(ReadToEnd {
+                    inner: b,
+                    read: tracked,
+                })
+            });
             req.extensions_mut()
                 .insert(axum::extract::ConnectInfo(peer));
             let mut resp = router
                 .oneshot(req)
                 .await
                 .unwrap_or_else(|never: Infallible| match never {});
+            if !body_read.load(Ordering::Acquire) {
+                // Answered before the request's body was read (an unknown action, a refused
+                // method): hyper closes the connection after this answer rather than read the
+                // rest, and says so only now, so that a client does not send its next request
+                // on a connection being closed (it would fail while writing it).
+                resp.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
             if !resp.headers().contains_key(header::CONTENT_TYPE) {
                 // The invariant the error-head detection of `HttpIo` relies on.
                 resp.headers_mut().insert(
@@ -351,6 +368,36 @@ impl http_body::Body for Guarded {
 
     fn size_hint(&self) -> http_body::SizeHint {
         self.inner.size_hint()
+    }
+}
+
+/// A request body that records when it has been read to its end.
+struct ReadToEnd {
+    inner: Incoming,
+    read: Arc<AtomicBool>,
+}
+
+impl http_body::Body for ReadToEnd {
+    type Data = bytes::Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let frame = Pin::new(&mut self.inner).poll_frame(cx);
+        if matches!(frame, Poll::Ready(None)) || http_body::Body::is_end_stream(&self.inner) {
+            self.read.store(true, Ordering::Release);
+        }
+        frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        http_body::Body::is_end_stream(&self.inner)
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::Body::size_hint(&self.inner)
     }
 }
 

@@ -399,3 +399,43 @@ async fn a_cached_package_show_is_byte_identical_to_a_fresh_one() {
         assert_eq!(jsonp, format!("cb({fresh});"), "{kind}: JSONP");
     }
 }
+
+/// An answer given before the request's body was read (here to an unknown action) says
+/// `Connection: close`: the server then closes the connection instead of reading the rest, and
+/// a client that kept the connection for its next request would have that request fail while
+/// writing it. An answer given after the body was read keeps the connection open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_before_the_body_was_read_closes_the_connection() {
+    let server = Server::start(StoreKind::Sqlite, &[]).await;
+    let addr = server.addr();
+    let host = format!("Host: {addr}\r\n");
+    // A body announced at 1 MB of which only its start is sent: the answer comes first.
+    let (status, head, body) = raw(
+        &addr,
+        format!(
+            "POST /api/3/action/no_such_action HTTP/1.1\r\n{host}\
+             Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{{\"id\": \""
+        )
+        .as_bytes(),
+    )
+    .await;
+    assert_eq!(status, 400, "{head}\n\n{body}");
+    assert!(
+        head.to_ascii_lowercase().contains("connection: close"),
+        "{head}"
+    );
+    let (status, head, body) = raw(
+        &addr,
+        format!(
+            "POST /api/3/action/status_show HTTP/1.1\r\n{host}\
+             Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
+        )
+        .as_bytes(),
+    )
+    .await;
+    assert_eq!(status, 200, "{head}\n\n{body}");
+    assert!(
+        !head.to_ascii_lowercase().contains("connection: close"),
+        "{head}"
+    );
+}

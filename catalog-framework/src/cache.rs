@@ -31,7 +31,7 @@ const ALLOCATION_OVERHEAD: usize = 16;
 /// with the allocator's overhead (a map entry holds its hash, key and value; the index table a
 /// slot per entry, at most 7/8 full). Within a few percent of what the allocator reports for
 /// dataset dicts.
-pub(crate) fn heap_bytes(v: &Value) -> usize {
+pub fn heap_bytes(v: &Value) -> usize {
     let value = std::mem::size_of::<Value>();
     let mut total = 0;
     let mut stack = vec![v];

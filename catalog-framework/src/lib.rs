@@ -46,6 +46,10 @@ pub use catalog_store::{extension_point, register_at};
 /// Errors and their constructors (CKAN's error table), from the store crate.
 pub use catalog_store::error;
 
+/// The memory a JSON value holds, as the `package_show` cache counts it: for a plugin's own
+/// bounded cache of JSON values.
+pub use cache::heap_bytes;
+
 // The bottom modules, under the names the framework's own code uses.
 use catalog_store::{config, identity, json};
 

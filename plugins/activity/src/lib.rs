@@ -105,6 +105,7 @@ impl Plugin for ActivityPlugin {
             v => anyhow::bail!("{key} must be a list of user names, not {v}"),
         };
         setup.insert(HiddenUsers(hidden));
+        setup.insert(store::LastActivities::default());
         Ok(())
     }
 

@@ -180,8 +180,13 @@ impl EventSubscriber for RecordActivity {
         let Some(r) = recorded else {
             return Ok(());
         };
+        let app = ctx.app.clone();
+        let kept = app
+            .extension::<store::LastActivities>()
+            .ok_or_else(|| internal("the activity plugin was not set up"))?;
         store::insert(
             ctx.db().await?,
+            kept,
             &NewActivity {
                 user_id: r.user_id.as_deref(),
                 object_id: &r.object_id,

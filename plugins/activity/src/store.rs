@@ -2,7 +2,9 @@
 //! reading activities back with their data rebuilt.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
+use catalog_framework::heap_bytes;
 use catalog_framework::params::equal_but_key;
 use catalog_framework::prelude::*;
 use catalog_framework::store::time::{format_iso, now_iso};
@@ -86,7 +88,7 @@ fn kind_pattern(activity_type: &str) -> String {
     format!("%{kind}")
 }
 
-/// The last activity this process recorded of an object (of one kind), with its data whole:
+/// The last activity this node recorded of an object (of one kind), with its data whole:
 /// the next activity of the object is stored as a patch against it without reading the chain
 /// of patches since the last whole copy and applying them again. It is used only while it is
 /// still the object's last activity in the store, known by its id (a random UUID: an activity
@@ -95,37 +97,59 @@ struct LastActivity {
     id: String,
     seq: i64,
     depth: i64,
-    data: std::sync::Arc<Value>,
+    data: Arc<Value>,
+    /// Its memory, as [`heap_bytes`] counts it.
+    bytes: usize,
 }
 
 /// At most this many objects' last activities are kept…
 const LAST_KEPT: usize = 128;
-/// …each of at most this many bytes of JSON (a bigger one is read back from the store).
-const LAST_MAX_BYTES: usize = 256 * 1024;
+/// …holding at most this much memory in all…
+const LAST_BYTES: usize = 32 << 20;
+/// …each at most an eighth of it (a bigger one is read back from the store).
+const LAST_ENTRY_BYTES: usize = LAST_BYTES / 8;
 
-/// The last activities kept, by object id and kind pattern; the least recently used goes
-/// first when full.
-static LAST: std::sync::Mutex<Vec<(String, LastActivity)>> = std::sync::Mutex::new(Vec::new());
+/// The last activities this node recorded (see [`LastActivity`]), by object id and kind
+/// pattern, least recently used first; kept in the app by the plugin's setup.
+#[derive(Default)]
+pub(crate) struct LastActivities(Mutex<Vec<(String, LastActivity)>>);
 
-fn last_kept(key: &str) -> Option<(String, i64, i64, std::sync::Arc<Value>)> {
-    let mut kept = LAST.lock().unwrap_or_else(|p| p.into_inner());
-    let i = kept.iter().position(|(k, _)| k == key)?;
-    // Most recently used last.
-    let entry = kept.remove(i);
-    let l = &entry.1;
-    let found = (l.id.clone(), l.seq, l.depth, l.data.clone());
-    kept.push(entry);
-    Some(found)
-}
+impl LastActivities {
+    fn get(&self, key: &str) -> Option<(String, i64, i64, Arc<Value>)> {
+        let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let i = kept.iter().position(|(k, _)| k == key)?;
+        let entry = kept.remove(i);
+        let l = &entry.1;
+        let found = (l.id.clone(), l.seq, l.depth, l.data.clone());
+        kept.push(entry);
+        Some(found)
+    }
 
-fn keep_last(key: String, last: Option<LastActivity>) {
-    let mut kept = LAST.lock().unwrap_or_else(|p| p.into_inner());
-    kept.retain(|(k, _)| *k != key);
-    if let Some(l) = last {
-        if kept.len() >= LAST_KEPT {
-            kept.remove(0);
+    /// Keeps the activity just recorded as its object's last; one too big only drops the
+    /// object's older one.
+    fn put(&self, key: String, id: String, seq: i64, depth: i64, data: &Value, json_len: usize) {
+        // JSON text is smaller than its parsed value: a text over the limit is not parsed
+        // memory under it.
+        let last = (json_len <= LAST_ENTRY_BYTES)
+            .then(|| heap_bytes(data))
+            .filter(|bytes| *bytes <= LAST_ENTRY_BYTES)
+            .map(|bytes| LastActivity {
+                id,
+                seq,
+                depth,
+                data: Arc::new(data.clone()),
+                bytes,
+            });
+        let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        kept.retain(|(k, _)| *k != key);
+        let Some(last) = last else {
+            return;
+        };
+        let mut held: usize = kept.iter().map(|(_, l)| l.bytes).sum::<usize>() + last.bytes;
+        while !kept.is_empty() && (kept.len() >= LAST_KEPT || held > LAST_BYTES) {
+            held -= kept.remove(0).1.bytes;
         }
-        kept.push((key, l));
+        kept.push((key, last));
     }
 }
 
@@ -136,6 +160,7 @@ fn keep_last(key: String, last: Option<LastActivity>) {
 /// [`SNAPSHOT_EVERY`]. Returns whether it wrote.
 pub(crate) async fn insert(
     conn: &mut AnyConnection,
+    kept: &LastActivities,
     a: &NewActivity<'_>,
     skip_if_same: bool,
 ) -> CkanResult<bool> {
@@ -144,15 +169,15 @@ pub(crate) async fn insert(
     let key = format!("{}\u{0}{pattern}", a.object_id);
     if a.new_object {
         let (id, seq) = insert_stored(conn, a, None, 0, &whole).await?;
-        remember(key, id, seq, 0, a.data, whole.len());
+        kept.put(key, id, seq, 0, a.data, whole.len());
         return Ok(true);
     }
     // The previous activity: the one this process recorded last, when it still is the last in
     // the store; else rebuilt from its chain since its last whole copy, read in one statement.
     // Among the object's activities of the same kind only (a dataset's `… package` activities
     // patch against each other, its `… resource view` activities against each other).
-    let mut previous: Option<(i64, i64, std::sync::Arc<Value>)> = None;
-    if let Some((id, seq, depth, data)) = last_kept(&key) {
+    let mut previous: Option<(i64, i64, Arc<Value>)> = None;
+    if let Some((id, seq, depth, data)) = kept.get(&key) {
         let last: Option<String> = sqlx::query_scalar(
             "SELECT id FROM activity WHERE object_id = $1 AND activity_type LIKE $2 \
              ORDER BY seq DESC LIMIT 1",
@@ -181,7 +206,7 @@ pub(crate) async fn insert(
                 .iter()
                 .map(|r| (r.i("seq"), (r.oi("base_seq"), r.s("data"))))
                 .collect();
-            previous = Some((seq, depth, std::sync::Arc::new(rebuild(seq, &raw, None)?)));
+            previous = Some((seq, depth, Arc::new(rebuild(seq, &raw, None)?)));
         }
     }
     let mut stored = (None, 0i64, whole.clone());
@@ -199,19 +224,8 @@ pub(crate) async fn insert(
     }
     let (base_seq, depth, data) = stored;
     let (id, seq) = insert_stored(conn, a, base_seq, depth, &data).await?;
-    remember(key, id, seq, depth, a.data, whole.len());
+    kept.put(key, id, seq, depth, a.data, whole.len());
     Ok(true)
-}
-
-/// Keeps the activity just recorded as its object's last (see [`LastActivity`]).
-fn remember(key: String, id: String, seq: i64, depth: i64, data: &Value, bytes: usize) {
-    let last = (bytes <= LAST_MAX_BYTES).then(|| LastActivity {
-        id,
-        seq,
-        depth,
-        data: std::sync::Arc::new(data.clone()),
-    });
-    keep_last(key, last);
 }
 
 /// Writes an activity row whose data is stored as given (whole, or a patch against
@@ -761,5 +775,40 @@ mod tests {
         // Elsewhere than in the dataset, the key counts.
         let top = json!({"metadata_modified": "1"});
         assert!(!same_but_modified(&top, &json!({"metadata_modified": "2"})));
+    }
+
+    #[test]
+    fn the_last_activities_kept_are_bounded_in_number_and_memory() {
+        let kept = LastActivities::default();
+        let held = |kept: &LastActivities| {
+            let k = kept.0.lock().unwrap();
+            (k.len(), k.iter().map(|(_, l)| l.bytes).sum::<usize>())
+        };
+        let small = json!({"package": {"title": "t"}});
+        for i in 0..300 {
+            kept.put(format!("o{i}"), format!("a{i}"), i, 0, &small, 30);
+        }
+        assert_eq!(held(&kept).0, LAST_KEPT);
+        // The most recent are kept; a read makes an entry recent.
+        assert!(kept.get("o0").is_none());
+        assert_eq!(kept.get("o299").map(|l| l.0), Some("a299".to_string()));
+        // Big values: no more memory than the budget in all.
+        let big = json!({"notes": "x".repeat(LAST_ENTRY_BYTES / 2)});
+        for i in 0..40 {
+            kept.put(
+                format!("b{i}"),
+                format!("c{i}"),
+                i,
+                0,
+                &big,
+                LAST_ENTRY_BYTES / 2,
+            );
+            assert!(held(&kept).1 <= LAST_BYTES, "{:?}", held(&kept));
+        }
+        assert!(kept.get("b39").is_some());
+        // One over an entry's limit is not kept, and the object's older one goes.
+        let huge = json!({"notes": "x".repeat(LAST_ENTRY_BYTES)});
+        kept.put("b39".into(), "d".into(), 99, 0, &huge, 10);
+        assert!(kept.get("b39").is_none());
     }
 }

@@ -321,6 +321,31 @@ pub fn validate_resource(r: &Value, max: usize) -> Result<Params, Map<String, Va
     }
 }
 
+/// An extra's `id` as CKAN's extras schema checks it (`ignore_missing, empty_if_not_sysadmin,
+/// uuid_validator`): only a sysadmin may give one, and it must be a UUID. The message, if any.
+pub fn extra_id_error(extra: &Value, is_sysadmin: bool) -> Option<&'static str> {
+    let id = extra.get("id")?;
+    if id.is_null() {
+        return None;
+    }
+    if !is_sysadmin {
+        // CKAN's `empty`: a value Python holds false (`""`, `0`, `[]` …) passes.
+        let given = match id {
+            Value::Bool(b) => *b,
+            Value::Number(n) => n.as_f64() != Some(0.0),
+            Value::String(s) => !s.is_empty(),
+            Value::Array(a) => !a.is_empty(),
+            Value::Object(o) => !o.is_empty(),
+            Value::Null => false,
+        };
+        return given.then_some("The input field id was not expected.");
+    }
+    match id.as_str() {
+        Some(s) if uuid_parse(s).is_some() => None,
+        _ => Some("Invalid id provided"),
+    }
+}
+
 /// Lenient UUID parsing as CKAN's `uuid_validator` (hyphens optional, braces, `urn:uuid:`).
 pub fn uuid_parse(s: &str) -> Option<String> {
     let t = s

@@ -167,18 +167,21 @@ fn extras_json(g: &GroupWrite<'_>) -> sqlx::Result<String> {
     serde_json::to_string(g.extras).map_err(|e| sqlx::Error::Encode(Box::new(e)))
 }
 
-/// Inserts an active, approved group or organization.
+/// Inserts an approved group or organization in `state` (`active`, or `deleted` when a
+/// sysadmin creates it so).
+#[expect(clippy::too_many_arguments, reason = "the columns of one new row")]
 pub async fn insert_group(
     conn: &mut AnyConnection,
     id: &str,
     group_type: &str,
     is_organization: bool,
+    state: &str,
     created: &str,
     g: &GroupWrite<'_>,
 ) -> sqlx::Result<()> {
     sqlx::query(
         "INSERT INTO catalog_group (id, name, title, description, image_url, type, is_organization, approval_status, state, created, extras) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'approved', 'active', $8, $9)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'approved', $10, $8, $9)",
     )
     .bind(id)
     .bind(g.name)
@@ -189,6 +192,7 @@ pub async fn insert_group(
     .bind(is_organization)
     .bind(created)
     .bind(extras_json(g)?)
+    .bind(state)
     .execute(&mut *conn)
     .await?;
     Ok(())

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::support::{stores, Server};
+use crate::support::{serve_files, stores, Server};
 
 const MB: usize = 1024 * 1024;
 
@@ -374,5 +374,171 @@ async fn heavy_diffs_do_not_starve_dcat() {
             ttl_took < Duration::from_secs(2),
             "{kind}: the DCAT document waited {ttl_took:?} behind the diffs"
         );
+    }
+}
+
+/// Documents of at most about 1 MB that a remote catalog (or an editor's harvest source) could
+/// serve to blow up the harvester: entity bombs (one behind 1.1 MB of comment, past where a
+/// look at the first MiB ends), nesting deep enough to make the parsers' cost grow faster than
+/// the size or overflow a stack, and the densest triples. Each harvest job ends with a gather
+/// error and costs the server at most a second of CPU and 64 MB of memory.
+fn harvest_bombs() -> Vec<(
+    &'static str,
+    &'static str,
+    &'static str,
+    Vec<u8>,
+    &'static str,
+)> {
+    const RDF: &str = "<rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" \
+        xmlns:dct=\"http://purl.org/dc/terms/\" xmlns:dcat=\"http://www.w3.org/ns/dcat#\">";
+    let bomb = |prolog: usize| {
+        let mut doc = format!("<?xml version=\"1.0\"?>\n<!--{}-->\n", "c".repeat(prolog));
+        doc.push_str("<!DOCTYPE r [<!ENTITY a \"aaaaaaaaaa\">");
+        for level in 1..6 {
+            let prev = if level == 1 {
+                "a".to_string()
+            } else {
+                format!("e{}", level - 1)
+            };
+            doc.push_str(&format!(
+                "<!ENTITY e{level} \"{}\">",
+                format!("&{prev};").repeat(10)
+            ));
+        }
+        doc.push_str("]>\n");
+        doc.push_str(RDF);
+        doc.push_str("<dcat:Dataset rdf:about=\"http://x/ds/1\"><dct:title>&e5;</dct:title></dcat:Dataset></rdf:RDF>");
+        doc.into_bytes()
+    };
+    let deep_xml = format!(
+        "{RDF}{}{}</rdf:RDF>",
+        "<rdf:Description><dct:hasPart>".repeat(MB / 64),
+        "</dct:hasPart></rdf:Description>".repeat(MB / 64)
+    );
+    vec![
+        (
+            "entity bomb",
+            "/bomb.rdf",
+            "application/rdf+xml",
+            bomb(0),
+            "DOCTYPE",
+        ),
+        (
+            "entity bomb after 1.1 MB of comment",
+            "/late-bomb.rdf",
+            "application/rdf+xml",
+            bomb(1_100_000),
+            "DOCTYPE",
+        ),
+        (
+            "RDF/XML nested 16,000 deep",
+            "/deep.rdf",
+            "application/rdf+xml",
+            deep_xml.into_bytes(),
+            "nested deeper",
+        ),
+        (
+            "Turtle blank nodes nested 200,000 deep",
+            "/deep.ttl",
+            "text/turtle",
+            format!(
+                "@prefix : <http://x/> .\n:a :p {}1{} .",
+                "[:p ".repeat(MB / 5),
+                "]".repeat(MB / 5)
+            )
+            .into_bytes(),
+            "nested deeper",
+        ),
+        (
+            "a Turtle collection of 500,000 triples",
+            "/dense.ttl",
+            "text/turtle",
+            format!("<http://x/1> <http://x/p> ( {} ) .", "1 ".repeat(MB / 2)).into_bytes(),
+            "triples",
+        ),
+        (
+            "JSON-LD node objects nested 26,000 deep",
+            "/deep.jsonld",
+            "application/ld+json",
+            format!(
+                "{}\"x\"{}",
+                "{\"@id\": \"http://x/1\", \"http://x/p\": ".repeat(MB / 40),
+                "}".repeat(MB / 40)
+            )
+            .into_bytes(),
+            "nested deeper",
+        ),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn harvested_bombs_cost_at_most_a_second_of_cpu_and_64_mb() {
+    let bombs = harvest_bombs();
+    let served: Vec<_> = bombs
+        .iter()
+        .map(|(_, path, ct, body, _)| (*path, *ct, body.clone()))
+        .collect();
+    let base = serve_files(served).await;
+    for kind in stores().await {
+        let s = Server::start(
+            kind,
+            &[
+                ("CATALOG__HARVEST__ALLOW_HOSTS", "[127.0.0.1]"),
+                ("CATALOG__JOBS__POLL_INTERVAL_MS", "50"),
+            ],
+        )
+        .await;
+        s.ok("organization_create", json!({"name": "bombs"})).await;
+        let mut report = Vec::new();
+        for (i, (what, path, _, _, needle)) in bombs.iter().enumerate() {
+            let src = s
+                .ok(
+                    "harvest_source_create",
+                    json!({"name": format!("bomb-{i}"), "url": format!("{base}{path}"),
+                           "source_type": "dcat_rdf", "owner_org": "bombs"}),
+                )
+                .await["id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            s.settle().await;
+            s.reset_peak_rss();
+            let rss_before = s.rss_kib();
+            let cpu_before = s.cpu_time();
+            let id = s.ok("harvest_job_create", json!({"source_id": src})).await["id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let started = Instant::now();
+            let job = loop {
+                let (_, j) = s.call("harvest_job_show", json!({"id": id})).await;
+                if j["result"]["status"] == "Finished" {
+                    break j["result"].clone();
+                }
+                assert!(
+                    started.elapsed() < Duration::from_secs(60),
+                    "{kind}: {what}: {j}"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            };
+            let cpu = s.cpu_time().saturating_sub(cpu_before);
+            let memory = s.peak_rss_kib().saturating_sub(rss_before);
+            report.push(format!(
+                "{kind}: {what}: {:?}, {cpu:?} CPU, +{memory} KiB peak",
+                started.elapsed()
+            ));
+            let errors = job["gather_error_summary"].to_string();
+            assert!(errors.contains(needle), "{kind}: {what}: {errors}");
+            assert_eq!(job["stats"]["added"], 0, "{kind}: {what}: {job}");
+            assert!(
+                cpu <= Duration::from_secs(1),
+                "{kind}: {what} cost {cpu:?} of CPU"
+            );
+            assert!(
+                memory <= 64 * 1024,
+                "{kind}: {what} grew the server's memory by {memory} KiB"
+            );
+        }
+        println!("{}", report.join("\n"));
     }
 }

@@ -444,3 +444,42 @@ impl Drop for Server {
         self.kill9();
     }
 }
+
+/// Serves fixed files on loopback (`path` → content type and body), answering 404 to any other
+/// path, one request per connection; the base URL (`http://127.0.0.1:<port>`).
+pub(crate) async fn serve_files(files: Vec<(&'static str, &'static str, Vec<u8>)>) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let files = Arc::new(files);
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            let files = files.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && head.len() < 16 * 1024 {
+                    if conn.read(&mut byte).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head);
+                let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+                let (status, ct, body): (&str, &str, &[u8]) =
+                    match files.iter().find(|(p, _, _)| *p == path) {
+                        Some((_, ct, body)) => ("200 OK", ct, body),
+                        None => ("404 Not Found", "text/plain", b"not found"),
+                    };
+                let head = format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = conn.write_all(head.as_bytes()).await;
+                let _ = conn.write_all(body).await;
+                let _ = conn.shutdown().await;
+            });
+        }
+    });
+    base
+}

@@ -25,7 +25,7 @@ pub mod prelude {
         n, term_value, typed, value_str, RdfGraph,
     };
     pub use crate::rdf::model::{BlankNode, Literal, NamedNode, NamedOrBlankNode, Term};
-    pub use crate::rdf::serialize::{parse, serialize, RdfFormat};
+    pub use crate::rdf::serialize::{parse, parse_within, serialize, ParseLimits, RdfFormat};
     pub use crate::rdf::{
         CatalogInfo, Dcat, DcatContext, DcatProfile, DcatProfileRegistration, DcatSettings,
     };

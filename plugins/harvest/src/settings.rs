@@ -13,6 +13,12 @@ pub struct HarvestSettings {
     pub connect_timeout_secs: u64,
     pub read_timeout_secs: u64,
     pub page_timeout_secs: u64,
+    /// `parse_timeout_secs`: how long reading one fetched page (parsing it) may take before
+    /// the page is a gather error.
+    pub parse_timeout_secs: u64,
+    /// `max_page_triples`: the most triples one RDF page may hold (each costs about 1 KB of
+    /// memory while the page is read).
+    pub max_page_triples: u64,
     /// `max_page_bytes`: the largest page (document) read, counted after decompression
     /// (ckanext-dcat's `max_file_size`, 50 MB).
     pub max_page_bytes: u64,
@@ -47,6 +53,8 @@ impl Default for HarvestSettings {
             connect_timeout_secs: 10,
             read_timeout_secs: 60,
             page_timeout_secs: 300,
+            parse_timeout_secs: 30,
+            max_page_triples: 40_000,
             max_page_bytes: 50 * 1024 * 1024,
             max_pages: 10_000,
             max_delete_share: 0.5,
@@ -105,6 +113,8 @@ impl HarvestSettings {
         s.connect_timeout_secs = uint("connect_timeout_secs", s.connect_timeout_secs)?.max(1);
         s.read_timeout_secs = uint("read_timeout_secs", s.read_timeout_secs)?.max(1);
         s.page_timeout_secs = uint("page_timeout_secs", s.page_timeout_secs)?.max(1);
+        s.parse_timeout_secs = uint("parse_timeout_secs", s.parse_timeout_secs)?.max(1);
+        s.max_page_triples = uint("max_page_triples", s.max_page_triples)?.max(1);
         s.max_page_bytes = uint("max_page_bytes", s.max_page_bytes)?.max(1024);
         s.max_pages = uint("max_pages", s.max_pages)?.max(1);
         s.timeout_minutes = uint("timeout", s.timeout_minutes)?;

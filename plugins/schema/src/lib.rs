@@ -161,6 +161,9 @@ impl DatasetSchema for DefaultDatasetSchema {
                 let mut seen = std::collections::HashSet::new();
                 for e in items {
                     let mut ie = ValidationBuilder::default();
+                    if let Some(m) = extra_id_error(e, ctx.is_sysadmin) {
+                        ie.push("id", m);
+                    }
                     let key = e.get("key").and_then(Value::as_str).unwrap_or("");
                     if key.is_empty() {
                         ie.push("key", "Missing value");

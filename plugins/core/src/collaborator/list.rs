@@ -1,8 +1,7 @@
-use catalog_framework::params::text;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
-use super::{capacities, enabled};
+use super::{capacity_filter, enabled};
 
 action_params! {
     /// Return the collaborators of a dataset.
@@ -26,16 +25,7 @@ pub(crate) async fn package_collaborator_list(
     auth.insert("id".into(), json!(pkg.id));
     ctx.check_access("package_collaborator_list", &auth).await?;
     enabled(ctx)?;
-    let capacity = text(p.capacity.as_ref());
-    if let Some(c) = &capacity {
-        let caps = capacities(ctx);
-        if !caps.contains(&c.as_str()) {
-            return Err(validation_message(format!(
-                "Capacity must be one of \"{}\"",
-                caps.join(", ")
-            )));
-        }
-    }
+    let capacity = capacity_filter(ctx, p.capacity.as_ref())?;
     let rows = q::package_collaborators(ctx.db().await?, &pkg.id).await?;
     Ok(Value::Array(
         rows.iter()

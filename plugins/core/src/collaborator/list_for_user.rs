@@ -1,8 +1,8 @@
-use catalog_framework::params::{decode, text};
+use catalog_framework::params::decode;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
-use super::enabled;
+use super::{capacity_filter, enabled};
 
 action_params! {
     /// Return the datasets a user collaborates on.
@@ -28,7 +28,7 @@ pub(crate) async fn package_collaborator_list_for_user(
     auth.insert("id".into(), json!(user.id));
     ctx.check_access("package_collaborator_list_for_user", &auth)
         .await?;
-    let capacity = text(p.capacity.as_ref());
+    let capacity = capacity_filter(ctx, p.capacity.as_ref())?;
     let rows = q::user_collaboration_rows(ctx.db().await?, &user.id).await?;
     Ok(Value::Array(
         rows.iter()

@@ -26,6 +26,22 @@ fn capacities(ctx: &ActionContext) -> Vec<&'static str> {
     }
 }
 
+/// A `capacity` filter of the collaborator lists: none, or one of [`capacities`] (CKAN's
+/// message otherwise; an empty one filters nothing, as in CKAN).
+fn capacity_filter(ctx: &ActionContext, capacity: Option<&Value>) -> CkanResult<Option<String>> {
+    let Some(c) = catalog_framework::params::text(capacity).filter(|c| !c.is_empty()) else {
+        return Ok(None);
+    };
+    let caps = capacities(ctx);
+    if !caps.contains(&c.as_str()) {
+        return Err(validation_message(format!(
+            "Capacity must be one of \"{}\"",
+            caps.join(", ")
+        )));
+    }
+    Ok(Some(c))
+}
+
 /// The dataset (`id`, already decoded) and the user (`user_id` as sent) a
 /// `package_collaborator_create` / `_delete` names, then the caller's access and the feature
 /// switch, in CKAN's order. `auth` holds the parameters (the auth function sees them with `id`

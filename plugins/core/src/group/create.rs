@@ -20,9 +20,21 @@ async fn create(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<
         errs.push("name", "Group name already exists in database");
     }
     catalog_framework::validators::check_type(p.get("type"), &mut errs);
-    // A group is created active (group_delete deletes it); any other state is refused rather
+    // A group is created active (group_delete deletes it), or deleted by a sysadmin (CKAN's
+    // `ignore_not_group_admin` keeps a sysadmin's state); any other state is refused rather
     // than silently dropped.
-    catalog_framework::validators::check_state(p.get("state"), &["active"], &mut errs);
+    let states: &[&str] = if ctx.is_sysadmin() {
+        &["active", "deleted"]
+    } else {
+        &["active"]
+    };
+    catalog_framework::validators::check_state(p.get("state"), states, &mut errs);
+    let state = p
+        .get("state")
+        .and_then(Value::as_str)
+        .filter(|s| states.contains(s))
+        .unwrap_or("active")
+        .to_string();
     let group_type = match p.get("type").and_then(Value::as_str) {
         Some(t) if !t.is_empty() => t.to_string(),
         _ => kind(is_org).to_string(),
@@ -58,10 +70,19 @@ async fn create(ctx: &mut ActionContext, p: Params, is_org: bool) -> CkanResult<
     let title = text("title");
     let description = text("description");
     let image_url = text("image_url");
-    let extras = extras_map(&p, &mut errs);
+    let extras = extras_map(&p, &mut errs, ctx.is_sysadmin());
     errs.finish()?;
     let row = group_write(&name, &title, &description, &image_url, &extras);
-    store::insert_group(ctx.db().await?, &id, &group_type, is_org, &now_iso(), &row).await?;
+    store::insert_group(
+        ctx.db().await?,
+        &id,
+        &group_type,
+        is_org,
+        &state,
+        &now_iso(),
+        &row,
+    )
+    .await?;
     let g = load_group(ctx, &id, is_org).await?;
     // The group first, then its memberships, in the order of the events.
     emit_group(ctx, Change::Created, None, Some(&g));

@@ -22,7 +22,12 @@ pub(crate) async fn organization_list_for_user(
     ctx: &mut ActionContext,
     p: OrganizationListForUserParams,
 ) -> CkanResult<Value> {
-    let perm = text(p.permission.as_ref()).unwrap_or_else(|| "manage_group".into());
+    // Absent: `manage_group`; given, it names a permission or none (`null`, a number: CKAN's
+    // `get_roles_with_permission` finds no role, so a user who is not a sysadmin has none).
+    let perm = match &p.permission {
+        None => Some("manage_group".to_string()),
+        Some(v) => text(Some(v)),
+    };
     let include_count = bool_value(p.include_dataset_count.as_ref(), false)?;
     ctx.check_access("organization_list_for_user", &p.to_params())
         .await?;
@@ -41,10 +46,9 @@ pub(crate) async fn organization_list_for_user(
         return Ok(json!([]));
     };
     let orgs = q::active_groups_of_kind(ctx.db().await?, true).await?;
-    let held = if user.sysadmin {
-        Default::default()
-    } else {
-        authz::groups_with_permission(ctx, &user.id, &perm).await?
+    let held = match &perm {
+        Some(perm) if !user.sysadmin => authz::groups_with_permission(ctx, &user.id, perm).await?,
+        _ => Default::default(),
     };
     let counts = if include_count {
         Some(dataset_counts(ctx, CountScope::AllOfTypeDataset).await?)

@@ -176,10 +176,24 @@ async fn group_dict(ctx: &mut ActionContext, g: &GroupRow, o: &ShowOpts<'_>) -> 
     Ok(Value::Object(sorted(m)))
 }
 
-fn extras_map(p: &Params, errs: &mut ValidationBuilder) -> Map<String, Value> {
+fn extras_map(p: &Params, errs: &mut ValidationBuilder, is_sysadmin: bool) -> Map<String, Value> {
     let mut m = Map::new();
     match p.get("extras") {
         Some(Value::Array(items)) => {
+            // An extra's `id` is CKAN's per-item error: one dict per extra.
+            let id_errors: Vec<Value> = items
+                .iter()
+                .map(
+                    |e| match catalog_framework::validators::extra_id_error(e, is_sysadmin) {
+                        Some(msg) => json!({"id": [msg]}),
+                        None => json!({}),
+                    },
+                )
+                .collect();
+            if id_errors.iter().any(|e| e != &json!({})) {
+                errs.set("extras", Value::Array(id_errors));
+                return m;
+            }
             for e in items {
                 match (e.get("key").and_then(Value::as_str), e.get("value")) {
                     (Some(k), Some(v)) if !k.is_empty() => {

@@ -62,7 +62,7 @@ async fn update(
     let description = pick("description", &g.description, &mut errs);
     let image_url = pick("image_url", &g.image_url, &mut errs);
     let extras = if p.contains_key("extras") {
-        extras_map(&p, &mut errs)
+        extras_map(&p, &mut errs, ctx.is_sysadmin())
     } else if merge {
         g.extras.clone()
     } else {

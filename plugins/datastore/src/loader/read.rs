@@ -510,41 +510,134 @@ fn is_utf8_after(path: &Path, skip: u64) -> Result<bool, ReadError> {
     }
 }
 
-/// The first sheet of a spreadsheet (xlsx, xls, ods) as a CSV file.
+/// The first sheet of a spreadsheet (xlsx, xlsb, xls, ods) as a CSV file: the columns from
+/// the first to the last that hold a value, the rows that hold one. Xlsx and xlsb are read
+/// cell by cell, twice (the columns, then the rows): their cells name their own positions, so a
+/// file of two cells at `A1` and `XFD1048576` would otherwise be made into a table of 17
+/// billion (calamine's `Range` holds every cell of the rectangle). More than [`MAX_COLUMNS`]
+/// columns are refused. Xls and ods are read whole, bounded by their formats (65,536 × 256
+/// cells for xls, calamine's 100 million for ods).
 fn spreadsheet_to_csv(path: &Path, out: &Path) -> Result<(), ReadError> {
-    use calamine::{open_workbook_auto, Data, Reader};
-    let mut book = open_workbook_auto(path)
-        .map_err(|e| ReadError::file(format!("Could not read the spreadsheet: {e}")))?;
-    let range = book
-        .worksheet_range_at(0)
-        .ok_or_else(|| ReadError::file("The spreadsheet has no sheet"))?
-        .map_err(|e| ReadError::file(format!("Could not read the spreadsheet: {e}")))?;
+    use calamine::{open_workbook_auto, Reader};
+    let mut book = open_workbook_auto(path).map_err(|e| unreadable(&e))?;
+    let first = book
+        .sheet_names()
+        .first()
+        .cloned()
+        .ok_or_else(|| ReadError::file("The spreadsheet has no sheet"))?;
+    let (mut min, mut max) = (u32::MAX, 0u32);
+    each_cell(&mut book, &first, &mut |(_, col), text| {
+        if !text.is_empty() {
+            (min, max) = (min.min(col), max.max(col));
+        }
+        Ok(())
+    })?;
+    let width = if min > max {
+        0
+    } else {
+        (max - min) as usize + 1
+    };
+    if width > MAX_COLUMNS {
+        return Err(ReadError::file(format!(
+            "The spreadsheet has more than {MAX_COLUMNS} columns"
+        )));
+    }
     let io =
         |e: std::io::Error| ReadError::file(format!("Could not write the converted file: {e}"));
     let mut w = csv::Writer::from_writer(BufWriter::new(File::create(out).map_err(io)?));
-    for row in range.rows() {
-        let cells: Vec<String> = row
-            .iter()
-            .map(|c| match c {
-                Data::Empty => String::new(),
-                Data::String(s) => s.clone(),
-                Data::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", *f as i64),
-                Data::Float(f) => f.to_string(),
-                Data::Int(i) => i.to_string(),
-                Data::Bool(b) => b.to_string(),
-                Data::DateTime(d) => d
-                    .as_datetime()
-                    .map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string())
-                    .unwrap_or_else(|| d.as_f64().to_string()),
-                Data::DateTimeIso(s) | Data::DurationIso(s) => s.clone(),
-                Data::Error(e) => format!("#{e:?}"),
-            })
-            .collect();
-        w.write_record(&cells)
-            .map_err(|e| ReadError::file(format!("Could not write the converted file: {e}")))?;
+    let write_err =
+        |e: csv::Error| ReadError::file(format!("Could not write the converted file: {e}"));
+    let mut cells = vec![String::new(); width];
+    let (mut row, mut filled) = (None, false);
+    each_cell(&mut book, &first, &mut |(r, col), text| {
+        if row.is_some_and(|cur| r < cur) {
+            return Err(ReadError::file(
+                "Could not read the spreadsheet: its cells are not in row order",
+            ));
+        }
+        if row != Some(r) {
+            if filled {
+                w.write_record(&cells).map_err(write_err)?;
+                cells.iter_mut().for_each(String::clear);
+            }
+            (row, filled) = (Some(r), false);
+        }
+        if !text.is_empty() {
+            cells[(col - min) as usize] = text;
+            filled = true;
+        }
+        Ok(())
+    })?;
+    if filled {
+        w.write_record(&cells).map_err(write_err)?;
     }
     w.flush().map_err(io)?;
     Ok(())
+}
+
+fn unreadable(e: &dyn std::fmt::Display) -> ReadError {
+    ReadError::file(format!("Could not read the spreadsheet: {e}"))
+}
+
+/// Calls `f` with each cell of the sheet `name` (its row and column, and its text), in the
+/// order the sheet holds them.
+fn each_cell<RS: Read + Seek>(
+    book: &mut calamine::Sheets<RS>,
+    name: &str,
+    f: &mut dyn FnMut((u32, u32), String) -> Result<(), ReadError>,
+) -> Result<(), ReadError> {
+    use calamine::{Reader, Sheets};
+    match book {
+        Sheets::Xlsx(x) => {
+            let mut reader = x.worksheet_cells_reader(name).map_err(|e| unreadable(&e))?;
+            while let Some(cell) = reader.next_cell().map_err(|e| unreadable(&e))? {
+                f(cell.get_position(), cell_text_ref(cell.get_value()))?;
+            }
+        }
+        Sheets::Xlsb(x) => {
+            let mut reader = x.worksheet_cells_reader(name).map_err(|e| unreadable(&e))?;
+            while let Some(cell) = reader.next_cell().map_err(|e| unreadable(&e))? {
+                f(cell.get_position(), cell_text_ref(cell.get_value()))?;
+            }
+        }
+        other => {
+            let range = other.worksheet_range(name).map_err(|e| unreadable(&e))?;
+            let start = range.start().unwrap_or_default();
+            for (r, row) in range.rows().enumerate() {
+                for (c, v) in row.iter().enumerate() {
+                    f((start.0 + r as u32, start.1 + c as u32), cell_text(v))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A cell's text in the CSV file.
+fn cell_text(c: &calamine::Data) -> String {
+    use calamine::Data;
+    match c {
+        Data::Empty => String::new(),
+        Data::String(s) => s.clone(),
+        Data::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", *f as i64),
+        Data::Float(f) => f.to_string(),
+        Data::Int(i) => i.to_string(),
+        Data::Bool(b) => b.to_string(),
+        Data::DateTime(d) => d
+            .as_datetime()
+            .map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string())
+            .unwrap_or_else(|| d.as_f64().to_string()),
+        Data::DateTimeIso(s) | Data::DurationIso(s) => s.clone(),
+        Data::Error(e) => format!("#{e:?}"),
+    }
+}
+
+/// [`cell_text`] of a streamed cell.
+fn cell_text_ref(c: &calamine::DataRef<'_>) -> String {
+    match c {
+        calamine::DataRef::SharedString(s) => (*s).to_string(),
+        other => cell_text(&calamine::Data::from(other.clone())),
+    }
 }
 
 #[cfg(test)]
@@ -663,5 +756,99 @@ mod tests {
         let p = write(dir.path(), "h.csv", b",b,\n1,2,3\n");
         let s = survey(&p, "csv", dir.path(), 1 << 20).unwrap();
         assert_eq!(s.columns, ["field_1", "b", "field_3"]);
+    }
+
+    /// An xlsx file of one sheet whose `<sheetData>` is `rows`, with `extra` before the root
+    /// element of the sheet.
+    fn xlsx(dir: &Path, name: &str, extra: &str, rows: &str) -> PathBuf {
+        use std::io::Write as _;
+        let p = dir.join(name);
+        let mut z = zip::ZipWriter::new(File::create(&p).unwrap());
+        let o = zip::write::SimpleFileOptions::default();
+        let parts = [
+            ("[Content_Types].xml", r#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>"#.to_string()),
+            ("_rels/.rels", r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>"#.to_string()),
+            ("xl/workbook.xml", r#"<?xml version="1.0"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>"#.to_string()),
+            ("xl/_rels/workbook.xml.rels", r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#.to_string()),
+            ("xl/worksheets/sheet1.xml", format!(r#"<?xml version="1.0"?>{extra}<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>{rows}</sheetData></worksheet>"#)),
+        ];
+        for (path, text) in parts {
+            z.start_file(path, o).unwrap();
+            z.write_all(text.as_bytes()).unwrap();
+        }
+        z.finish().unwrap();
+        p
+    }
+
+    fn cell(r: &str, text: &str) -> String {
+        format!(r#"<c r="{r}" t="inlineStr"><is><t>{text}</t></is></c>"#)
+    }
+
+    #[test]
+    fn spreadsheets_become_csv_from_their_first_to_their_last_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = format!(
+            r#"<row r="2">{}{}</row><row r="3">{}<c r="D3"><v>42</v></c></row><row r="5">{}</row>"#,
+            cell("B2", "name"),
+            cell("D2", "n"),
+            cell("B3", "a"),
+            cell("C5", "b")
+        );
+        let p = xlsx(dir.path(), "a.xlsx", "", &rows);
+        let out = dir.path().join("a.csv");
+        spreadsheet_to_csv(&p, &out).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "name,,n\na,,42\n,b,\n"
+        );
+    }
+
+    /// Two cells at A1 and XFD1048576 (calamine's whole-range reading would make 17 billion
+    /// cells of them), and an entity bomb: refused or read as written, at once.
+    #[test]
+    fn hostile_spreadsheets_cost_little() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.csv");
+        let far = format!(
+            r#"<row r="1">{}</row><row r="1048576">{}</row>"#,
+            cell("A1", "x"),
+            cell("XFD1048576", "y")
+        );
+        let started = std::time::Instant::now();
+        let e = spreadsheet_to_csv(&xlsx(dir.path(), "far.xlsx", "", &far), &out).unwrap_err();
+        assert!(e.to_string().contains("more than 1000 columns"), "{e}");
+        let tall = format!(
+            r#"<row r="1">{}</row><row r="1048576">{}</row>"#,
+            cell("A1", "x"),
+            cell("A1048576", "y")
+        );
+        spreadsheet_to_csv(&xlsx(dir.path(), "tall.xlsx", "", &tall), &out).unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "x\ny\n");
+        let mut entities = String::from(r#"<!DOCTYPE w [<!ENTITY a "aaaaaaaaaa">"#);
+        for level in 1..8 {
+            let prev = if level == 1 {
+                "a".to_string()
+            } else {
+                format!("e{}", level - 1)
+            };
+            entities.push_str(&format!(
+                r#"<!ENTITY e{level} "{}">"#,
+                format!("&{prev};").repeat(10)
+            ));
+        }
+        entities.push_str("]>");
+        let bomb = format!(r#"<row r="1">{}</row>"#, cell("A1", "&e7;"));
+        let r = spreadsheet_to_csv(&xlsx(dir.path(), "bomb.xlsx", &entities, &bomb), &out);
+        if r.is_ok() {
+            assert!(
+                std::fs::metadata(&out).unwrap().len() < 1024,
+                "an entity was expanded"
+            );
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
     }
 }

@@ -10,7 +10,9 @@
 
 use catalog_framework::fetch::{self, FetchError};
 use catalog_framework::prelude::*;
-use catalog_plugin_dcat::prelude::{n, term_value, Dcat, NamedOrBlankNode, RdfFormat, RdfGraph};
+use catalog_plugin_dcat::prelude::{
+    n, parse_within, term_value, Dcat, NamedOrBlankNode, ParseLimits, RdfFormat, RdfGraph,
+};
 
 use crate::harvester::{GatherContext, Harvester, HarvesterInfo, Page, Record};
 
@@ -58,17 +60,6 @@ fn format_of_url(url: &str) -> Option<RdfFormat> {
         "n3" => Some(RdfFormat::N3),
         _ => None,
     }
-}
-
-/// Whether an XML document declares a DOCTYPE or an entity (refused: the RDF/XML parser would
-/// expand entities, and a few hundred bytes can expand to gigabytes).
-pub(crate) fn has_doctype(body: &[u8]) -> bool {
-    let lower: Vec<u8> = body
-        .iter()
-        .take(1 << 20)
-        .map(u8::to_ascii_lowercase)
-        .collect();
-    lower.windows(9).any(|w| w == b"<!doctype") || lower.windows(8).any(|w| w == b"<!entity")
 }
 
 /// The profiles a source reads with: its config's `profiles` (a list or space-separated), else
@@ -249,21 +240,28 @@ impl Harvester for DcatRdfHarvester {
             })
             .or_else(|| format_of_url(&got.final_url))
             .unwrap_or(RdfFormat::RdfXml);
-        if format == RdfFormat::RdfXml && has_doctype(&body) {
-            return Err(
-                "Error parsing the RDF file: XML documents with a DOCTYPE or entity declarations are refused"
-                    .into(),
-            );
-        }
         let app = cx.app.clone();
         let config = cx.source.config.clone();
         let source_url = cx.source.url.clone();
         let page_url = got.final_url.clone();
+        let limits = ParseLimits {
+            max_triples: Some(cx.settings.max_page_triples as usize),
+            deadline: Some(
+                std::time::Instant::now()
+                    + std::time::Duration::from_secs(cx.settings.parse_timeout_secs),
+            ),
+            ..ParseLimits::default()
+        };
         tokio::task::spawn_blocking(move || {
             let dcat = app.extension::<Dcat>().ok_or_else(dcat_missing)?;
             let chosen = profiles(dcat, &config)?;
-            let graph = catalog_plugin_dcat::prelude::parse(&body, format, Some(&page_url))
-                .map_err(|e| format!("Error parsing the RDF file: {e}"))?;
+            let graph = parse_within(&body, format, Some(&page_url), limits).map_err(|e| {
+                if e.contains("triples") {
+                    format!("Error parsing the RDF file: {e} (catalog.harvest.max_page_triples)")
+                } else {
+                    format!("Error parsing the RDF file: {e}")
+                }
+            })?;
             drop(body);
             let g = RdfGraph::from_graph(graph);
             let mut page = read_page(dcat, &app.config, &g, &chosen, &source_url);
@@ -297,17 +295,6 @@ pub(crate) fn fetch_message(url: &str, e: FetchError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn doctypes_and_entities_are_found() {
-        assert!(has_doctype(
-            b"<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\">]>"
-        ));
-        assert!(has_doctype(b"<rdf:RDF><!entity x>"));
-        assert!(!has_doctype(
-            b"<rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\"/>"
-        ));
-    }
 
     #[test]
     fn guids_follow_ckanext_dcat() {

@@ -187,8 +187,9 @@ async fn redirects_to_internal_addresses_reach_nothing() {
     }
 }
 
-/// A dataset with 10,000 distributions: refused as one record (more resources than a dataset
-/// may have), the others of its page imported.
+/// A dataset with 10,000 distributions: past `max_page_triples` the page is refused whole;
+/// within it, the dataset is refused as one record (more resources than a dataset may have),
+/// the others of its page imported.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_dataset_with_ten_thousand_distributions_is_one_errored_record() {
     for kind in stores().await {
@@ -212,7 +213,18 @@ async fn a_dataset_with_ten_thousand_distributions_is_one_errored_record() {
             ));
         }
         files.put("/big-dataset.ttl", Answer::ok("text/turtle", ttl));
-        let b = harvester(kind, json!({})).await;
+        // The page's 40,000 triples are past the default bound: the whole page is refused.
+        let a = harvester(kind, json!({})).await;
+        let src = source(
+            &a,
+            "huge",
+            &format!("{base}/big-dataset.ttl"),
+            "dcat_rdf",
+            Value::Null,
+        )
+        .await;
+        refused(&run_job(&a, &src, json!({})).await, "max_page_triples");
+        let b = harvester(kind, json!({"max_page_triples": 100_000})).await;
         let src = source(
             &b,
             "huge",

@@ -299,6 +299,13 @@ pub fn validate_resource(r: &Value, max: usize) -> Result<Params, Map<String, Va
             _ if RESOURCE_COLUMNS.contains(&k.as_str()) => match as_text(v) {
                 Some(t) => {
                     check_max(&mut errs, k, &t, max);
+                    if matches!(k.as_str(), "mimetype" | "mimetype_inner") {
+                        if let Some(m) = t.as_str().filter(|m| !m.is_empty()) {
+                            if !is_mimetype(m) {
+                                errs.push(k, MIMETYPE_MESSAGE);
+                            }
+                        }
+                    }
                     let t = if k == "url" {
                         t.as_str().map(|s| json!(s.trim())).unwrap_or(json!(""))
                     } else {
@@ -319,6 +326,38 @@ pub fn validate_resource(r: &Value, max: usize) -> Result<Params, Map<String, Va
     } else {
         Err(errs.build().body)
     }
+}
+
+/// The message for a `mimetype` that is not a media type (CKAN stores any text; see
+/// docs/API-COMPAT.md).
+pub const MIMETYPE_MESSAGE: &str = "Must be a media type such as text/csv";
+
+/// Whether `s` is a media type as an HTTP header carries it: `type/subtype` of RFC 9110 token
+/// characters, optionally followed by `;` parameters of printable ASCII (no control character,
+/// CR or LF anywhere), at most 255 bytes.
+pub fn is_mimetype(s: &str) -> bool {
+    fn token(t: &str) -> bool {
+        !t.is_empty()
+            && t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    }
+    if s.len() > 255
+        || !s
+            .bytes()
+            .all(|b| b == b' ' || b == b'\t' || b.is_ascii_graphic())
+    {
+        return false;
+    }
+    let (essence, params) = s.split_once(';').unwrap_or((s, ""));
+    let Some((ty, sub)) = essence.split_once('/') else {
+        return false;
+    };
+    token(ty)
+        && token(sub)
+        && params.split(';').all(|p| {
+            let p = p.trim();
+            p.is_empty() || p.split_once('=').is_some_and(|(k, _)| token(k.trim()))
+        })
 }
 
 /// An extra's `id` as CKAN's extras schema checks it (`ignore_missing, empty_if_not_sysadmin,
@@ -366,5 +405,44 @@ pub fn uuid_parse(s: &str) -> Option<String> {
         ))
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_types_are_tokens_without_control_characters() {
+        for ok in [
+            "text/csv",
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            "text/plain; charset=utf-8",
+            "application/ld+json",
+        ] {
+            assert!(is_mimetype(ok), "{ok}");
+        }
+        for bad in [
+            "text/html\r\nSet-Cookie: a=b",
+            "text/csv\u{b}",
+            "text/csv\u{7f}",
+            "csv",
+            "/csv",
+            "text/",
+            "text /csv",
+            "text/c\u{e9}",
+            "text/csv; =x",
+        ] {
+            assert!(!is_mimetype(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_resource_with_a_bad_mimetype_is_refused() {
+        let e =
+            validate_resource(&json!({"url": "x", "mimetype": "text/csv\r\n"}), 1000).unwrap_err();
+        assert_eq!(e["mimetype"], json!([MIMETYPE_MESSAGE]));
+        assert!(validate_resource(&json!({"url": "x", "mimetype": ""}), 1000).is_ok());
+        assert!(validate_resource(&json!({"url": "x", "mimetype_inner": "a b"}), 1000).is_err());
     }
 }

@@ -48,6 +48,7 @@ pub fn router(app: AppState) -> Router {
     r = shared_pages(&app, r);
     r.method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::disable())
+        .layer(axum::middleware::map_response(security_headers))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             |_: Box<dyn std::any::Any + Send>| {
                 tracing::error!("a request handler panicked");
@@ -58,6 +59,20 @@ pub fn router(app: AppState) -> Router {
             },
         ))
         .with_state(app)
+}
+
+/// Anti-framing and anti-sniffing headers on every answer (pages, API, files), unless the
+/// handler set its own: `X-Frame-Options: SAMEORIGIN` (with CSP `frame-ancestors 'self'` on
+/// answers that carry no CSP of their own) and `X-Content-Type-Options: nosniff`.
+async fn security_headers(mut resp: Response) -> Response {
+    let h = resp.headers_mut();
+    h.entry(header::X_FRAME_OPTIONS)
+        .or_insert(header::HeaderValue::from_static("SAMEORIGIN"));
+    h.entry(header::X_CONTENT_TYPE_OPTIONS)
+        .or_insert(header::HeaderValue::from_static("nosniff"));
+    h.entry(header::CONTENT_SECURITY_POLICY)
+        .or_insert(header::HeaderValue::from_static("frame-ancestors 'self'"));
+    resp
 }
 
 /// Every distinct path of the registered shared pages served once, asking its pages in order.

@@ -169,7 +169,6 @@ fn extras_json(g: &GroupWrite<'_>) -> sqlx::Result<String> {
 
 /// Inserts an approved group or organization in `state` (`active`, or `deleted` when a
 /// sysadmin creates it so).
-#[expect(clippy::too_many_arguments, reason = "the columns of one new row")]
 pub async fn insert_group(
     conn: &mut AnyConnection,
     id: &str,

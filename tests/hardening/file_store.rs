@@ -406,3 +406,67 @@ async fn a_store_lost_mid_upload_leaves_an_error_and_no_resource() {
     // The interrupted multipart uploads were aborted: no object was made.
     assert!(s3.objects().is_empty(), "{:?}", s3.objects());
 }
+
+/// Uploads cannot run script on the catalog's origin: a type that could (HTML, XHTML, SVG) or
+/// any type off the short safe list is an attachment; every download says `nosniff` and
+/// `sandbox`. A mimetype that is no media type (CR/LF, control characters) is refused at write
+/// time, and nothing is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_are_served_so_that_they_cannot_script_the_site() {
+    for kind in stores().await {
+        let server =
+            Server::start(kind, &[("CATALOG__AUTH__CREATE_UNOWNED_DATASET", "true")]).await;
+        let ds = server.ok("package_create", json!({"name": "files"})).await;
+        let id = ds["id"].as_str().unwrap();
+        for (mimetype, name, disposition) in [
+            ("text/html", "page.html", "attachment"),
+            ("application/xhtml+xml", "page.xhtml", "attachment"),
+            ("image/svg+xml", "logo.svg", "attachment"),
+            ("image/png", "chart.png", "inline"),
+            ("text/csv", "levels.csv", "inline"),
+        ] {
+            let (status, made) = server
+                .upload(
+                    &[("package_id", id), ("name", name), ("mimetype", mimetype)],
+                    name,
+                    b"<script>alert(document.domain)</script>".to_vec(),
+                )
+                .await;
+            assert_eq!(status, 200, "{kind}: {made}");
+            let r = get(&server, &download_path(&made["result"]), None).await;
+            assert_eq!(r.status().as_u16(), 200, "{kind}: {mimetype}");
+            assert_eq!(header(&r, "content-type").as_deref(), Some(mimetype));
+            let d = header(&r, "content-disposition").unwrap_or_default();
+            assert!(
+                d.starts_with(&format!("{disposition}; filename=\"{name}\"")),
+                "{kind}: {mimetype}: {d}"
+            );
+            assert_eq!(
+                header(&r, "x-content-type-options").as_deref(),
+                Some("nosniff")
+            );
+            assert_eq!(
+                header(&r, "content-security-policy").as_deref(),
+                Some("sandbox")
+            );
+        }
+        let before = server.ok("package_show", json!({"id": id})).await;
+        for bad in ["text/html\r\nX-Evil: 1", "text/csv\u{b}", "csv"] {
+            let (status, made) = server
+                .upload(
+                    &[("package_id", id), ("name", "bad"), ("mimetype", bad)],
+                    "bad.csv",
+                    b"a,b\n".to_vec(),
+                )
+                .await;
+            assert_eq!(status, 409, "{kind}: {bad:?}: {made}");
+            assert_eq!(
+                made["error"]["mimetype"],
+                json!(["Must be a media type such as text/csv"]),
+                "{kind}"
+            );
+        }
+        let after = server.ok("package_show", json!({"id": id})).await;
+        assert_eq!(before["num_resources"], after["num_resources"], "{kind}");
+    }
+}

@@ -140,10 +140,17 @@ pub(crate) fn form_page(
     r
 }
 
-/// A local path to go back to (`came_from`), nothing else.
+/// A local path to go back to (`came_from`), nothing else: one `/`, then printable ASCII
+/// only. Browsers drop tabs and newlines inside a URL and strip control characters and spaces
+/// around it, and read `\\` as `/`, so `/\t/evil.example` or `/\\evil.example` would leave
+/// the site; any control character, whitespace or backslash, and a `//` start, is refused.
 pub(crate) fn came_from(raw: Option<&str>) -> Option<String> {
-    raw.filter(|p| p.starts_with('/') && !p.starts_with("//") && !p.contains('\\'))
-        .map(str::to_string)
+    raw.filter(|p| {
+        p.starts_with('/')
+            && !p.starts_with("//")
+            && p.bytes().all(|b| b.is_ascii_graphic() && b != b'\\')
+    })
+    .map(str::to_string)
 }
 
 /// The 403 page of a form sent without its CSRF token (or with another session's).
@@ -245,5 +252,34 @@ fn first_message(v: &Value) -> Option<String> {
         Value::Array(a) => a.iter().find_map(first_message),
         Value::Object(m) => m.values().find_map(first_message),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::came_from;
+
+    #[test]
+    fn came_from_is_a_local_path_or_nothing() {
+        assert_eq!(
+            came_from(Some("/dataset?q=a%20b")).as_deref(),
+            Some("/dataset?q=a%20b")
+        );
+        for bad in [
+            "//evil.example",
+            "/\\evil.example",
+            "/\t/evil.example",
+            "/\n/evil.example",
+            "/\r/evil.example",
+            "/\u{b}/evil.example",
+            "/\u{7f}/evil.example",
+            "/ /evil.example",
+            "/\u{a0}/x",
+            "https://evil.example",
+            "evil.example",
+            "",
+        ] {
+            assert_eq!(came_from(Some(bad)), None, "{bad:?}");
+        }
     }
 }

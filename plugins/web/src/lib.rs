@@ -86,10 +86,19 @@ impl Web {
 
 struct WebPlugin;
 
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: "0001_web_session",
+    sqlite: include_str!("../migrations/0001_web_session.sql"),
+    postgres: include_str!("../migrations/0001_web_session.sql"),
+}];
+
 #[async_trait]
 impl Plugin for WebPlugin {
     fn name(&self) -> &'static str {
         "web"
+    }
+    fn migrations(&self) -> &'static [Migration] {
+        MIGRATIONS
     }
     fn configure(&self, setup: &mut Setup<'_>) -> anyhow::Result<()> {
         let sets = setup
@@ -143,6 +152,7 @@ fn extra_template_paths(config: &catalog_framework::store::config::Config) -> Ve
 }
 
 register_plugin!(WebPlugin);
+catalog_framework::register_event_subscriber!("web-sessions", session::EndSessions);
 register_routes!("web", pages::routes);
 register_templates!("web", 0, pages::BUILT_IN);
 catalog_framework::register_page!("web-home", pages::SharedHtml { path: "/" });

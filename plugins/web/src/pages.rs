@@ -317,10 +317,10 @@ pub(crate) async fn visit(app: &AppState, uri: &Uri, headers: &HeaderMap) -> Vis
 /// The user of a valid session cookie, while that user is active.
 async fn session_user(app: &AppState, headers: &HeaderMap) -> Option<Principal> {
     let web = app.extension::<crate::Web>()?;
-    let id = web.sessions(app).session_user(headers)?;
+    let session = web.sessions(app).session_user(headers)?;
     let mut ctx = ActionContext::new(app.clone(), None);
-    let row = ctx.user_row(&id).await.ok()??;
-    if row.state != "active" {
+    let row = ctx.user_row(&session.user_id).await.ok()??;
+    if row.state != "active" || !session.live(&mut ctx, &row).await {
         return None;
     }
     Some(Principal {

@@ -89,12 +89,74 @@ impl Sessions {
         mac.verify_slice(&sig).is_ok()
     }
 
-    /// The `Set-Cookie` value of a new session for `user_id`.
-    pub(crate) fn session_cookie(&self, user_id: &str) -> String {
+    /// A new session of `user_id` (whose password hash is `password_hash`): stored in
+    /// `web_session`, and the `Set-Cookie` value that names it.
+    pub(crate) async fn start(
+        &self,
+        app: &AppState,
+        user_id: &str,
+        password_hash: Option<&str>,
+    ) -> CkanResult<String> {
         let expires = now() + self.days * 86_400;
-        let payload = format!("v1.{user_id}.{expires}");
+        let sid = hex::encode(rand::random::<[u8; 16]>());
+        let row = (sid.clone(), user_id.to_string());
+        ActionContext::new(app.clone(), None)
+            .run_write("web_session_start", move |ctx| {
+                Box::pin(async move {
+                    let conn = ctx.db().await?;
+                    // Expired sessions go as new ones come.
+                    sqlx::query("DELETE FROM web_session WHERE expires < $1")
+                        .bind(now() as i64)
+                        .execute(&mut *conn)
+                        .await?;
+                    sqlx::query(
+                        "INSERT INTO web_session (id, user_id, expires) VALUES ($1, $2, $3)",
+                    )
+                    .bind(&row.0)
+                    .bind(&row.1)
+                    .bind(expires as i64)
+                    .execute(&mut *conn)
+                    .await?;
+                    Ok(Value::Null)
+                })
+            })
+            .await?;
+        Ok(self.signed_cookie(&sid, expires, user_id, password_hash))
+    }
+
+    /// The `Set-Cookie` value naming session `sid` of `user_id` until `expires`.
+    fn signed_cookie(
+        &self,
+        sid: &str,
+        expires: u64,
+        user_id: &str,
+        password_hash: Option<&str>,
+    ) -> String {
+        let payload = format!(
+            "v2.{sid}.{}.{expires}.{user_id}",
+            fingerprint(password_hash)
+        );
         let value = format!("{payload}.{}", self.sign(&payload));
         self.cookie(SESSION_COOKIE, &value, self.days * 86_400)
+    }
+
+    /// Ends the session the request's cookie names (logout).
+    pub(crate) async fn end(&self, app: &AppState, headers: &HeaderMap) -> CkanResult<()> {
+        let Some(session) = self.session_user(headers) else {
+            return Ok(());
+        };
+        ActionContext::new(app.clone(), None)
+            .run_write("web_session_end", move |ctx| {
+                Box::pin(async move {
+                    sqlx::query("DELETE FROM web_session WHERE id = $1")
+                        .bind(&session.id)
+                        .execute(ctx.db().await?)
+                        .await?;
+                    Ok(Value::Null)
+                })
+            })
+            .await?;
+        Ok(())
     }
 
     /// The `Set-Cookie` value that ends the session.
@@ -109,20 +171,30 @@ impl Sessions {
         )
     }
 
-    /// The user id of a valid, unexpired session cookie.
-    pub(crate) fn session_user(&self, headers: &HeaderMap) -> Option<String> {
+    /// The session a validly signed, unexpired cookie names (whether it still exists is the
+    /// store's to say: [`Session::live`]).
+    pub(crate) fn session_user(&self, headers: &HeaderMap) -> Option<Session> {
         let value = cookie(headers, SESSION_COOKIE)?;
         let (payload, signature) = value.rsplit_once('.')?;
         if !self.verify(payload, signature) {
             return None;
         }
-        let mut parts = payload.splitn(3, '.');
-        let (Some("v1"), Some(id), Some(expires)) = (parts.next(), parts.next(), parts.next())
-        else {
+        let mut parts = payload.splitn(5, '.');
+        let (Some("v2"), Some(id), Some(fp), Some(expires), Some(user_id)) = (
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+        ) else {
             return None;
         };
         let expires: u64 = expires.parse().ok()?;
-        (expires > now()).then(|| id.to_string())
+        (expires > now()).then(|| Session {
+            id: id.to_string(),
+            user_id: user_id.to_string(),
+            fingerprint: fp.to_string(),
+        })
     }
 
     /// The CSRF token for this visitor's `catalog_csrf` cookie, and the `Set-Cookie` to send
@@ -146,10 +218,14 @@ impl Sessions {
         }
     }
 
-    /// Whether a login for `account` from `req`'s address may be tried now.
-    pub(crate) fn may_try(&self, account: &str, req: &Parts) -> bool {
+    /// Counts a login attempt for `account` from `req`'s address, if it may be tried now:
+    /// `false` (nothing counted) once the account or the address used up its failures in
+    /// [`WINDOW`]. The attempt counts as a failure until [`Sessions::succeeded`] refunds it,
+    /// so parallel attempts cannot all pass the check before any of them is counted.
+    pub(crate) fn attempt(&self, account: &str, req: &Parts) -> bool {
         let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        keys(account, req).iter().all(|k| match failures.get(k) {
+        let keys = keys(account, req);
+        let allowed = keys.iter().all(|k| match failures.get(k) {
             Some((n, since)) if since.elapsed() < WINDOW => {
                 *n < if k.starts_with("address:") {
                     MAX_ADDRESS_FAILURES
@@ -157,36 +233,114 @@ impl Sessions {
                     MAX_FAILURES
                 }
             }
-            Some(_) => {
-                failures.remove(k);
-                true
-            }
-            None => true,
-        })
-    }
-
-    /// Counts a failed login against the account and the address.
-    pub(crate) fn failed(&self, account: &str, req: &Parts) {
-        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+            _ => true,
+        });
+        if !allowed {
+            return false;
+        }
         if failures.len() >= MAX_KEYS {
             failures.retain(|_, (_, since)| since.elapsed() < WINDOW);
             if failures.len() >= MAX_KEYS {
                 failures.clear();
             }
         }
-        for k in keys(account, req) {
+        for k in keys {
             let entry = failures.entry(k).or_insert((0, Instant::now()));
             if entry.1.elapsed() >= WINDOW {
                 *entry = (0, Instant::now());
             }
             entry.0 += 1;
         }
+        true
     }
 
-    /// Forgets an account's failures after a successful login.
-    pub(crate) fn succeeded(&self, account: &str) {
+    /// A successful login: the account's failures are forgotten and the address gets its
+    /// attempt back.
+    pub(crate) fn succeeded(&self, account: &str, req: &Parts) {
         let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        failures.remove(&format!("account:{}", account.to_lowercase()));
+        for k in keys(account, req) {
+            if k.starts_with("address:") {
+                if let Some(entry) = failures.get_mut(&k) {
+                    entry.0 = entry.0.saturating_sub(1);
+                }
+            } else {
+                failures.remove(&k);
+            }
+        }
+    }
+}
+
+/// A session a cookie names.
+pub(crate) struct Session {
+    pub(crate) id: String,
+    pub(crate) user_id: String,
+    /// [`fingerprint`] of the password hash the user had at login.
+    fingerprint: String,
+}
+
+impl Session {
+    /// Whether the session still holds for `user`: still stored (not logged out, the user not
+    /// blocked or deleted since), and the user's password unchanged since the login.
+    pub(crate) async fn live(
+        &self,
+        ctx: &mut ActionContext,
+        user: &catalog_framework::store::UserRow,
+    ) -> bool {
+        if user.id != self.user_id || fingerprint(user.password_hash.as_deref()) != self.fingerprint
+        {
+            return false;
+        }
+        let Ok(conn) = ctx.read_db().await else {
+            return false;
+        };
+        sqlx::query("SELECT 1 FROM web_session WHERE id = $1 AND user_id = $2 AND expires > $3")
+            .bind(&self.id)
+            .bind(&self.user_id)
+            .bind(now() as i64)
+            .fetch_optional(conn)
+            .await
+            .ok()
+            .flatten()
+            .is_some()
+    }
+}
+
+/// 16 hex digits of a keyed digest of the password hash: a cookie made before the password
+/// changed no longer matches (every session of the user ends with a new password).
+fn fingerprint(password_hash: Option<&str>) -> String {
+    use sha2::Digest;
+    let digest = Sha256::digest(format!("catalog-session.{}", password_hash.unwrap_or("")));
+    hex::encode(&digest[..8])
+}
+
+/// Ends every session of a user who is deleted, purged or no longer active, in the same
+/// transaction as the change (so unblocking the user later does not bring them back).
+pub(crate) struct EndSessions;
+
+#[async_trait::async_trait]
+impl catalog_framework::events::EventSubscriber for EndSessions {
+    async fn on_event(
+        &self,
+        ctx: &mut ActionContext,
+        event: &catalog_framework::events::DomainEvent,
+    ) -> CkanResult<()> {
+        use catalog_framework::events::{Change, Entity};
+        if event.entity != Entity::User {
+            return Ok(());
+        }
+        let inactive = event
+            .after
+            .as_ref()
+            .and_then(|a| a.get("state"))
+            .and_then(Value::as_str)
+            .is_some_and(|s| s != "active");
+        if matches!(event.change, Change::Deleted | Change::Purged) || inactive {
+            sqlx::query("DELETE FROM web_session WHERE user_id = $1")
+                .bind(&event.id)
+                .execute(ctx.db().await?)
+                .await?;
+        }
+        Ok(())
     }
 }
 
@@ -263,20 +417,25 @@ mod tests {
     #[test]
     fn a_session_cookie_is_read_back_and_a_forged_one_is_not() {
         let s = sessions();
-        let set = s.session_cookie("user-1");
+        let set = s.signed_cookie("sid-1", now() + 60, "user-1", Some("$argon2$x"));
         assert!(set.contains("HttpOnly") && set.contains("SameSite=Lax"));
+        let read = s.session_user(&with_cookie(&set)).unwrap();
         assert_eq!(
-            s.session_user(&with_cookie(&set)).as_deref(),
-            Some("user-1")
+            (read.id.as_str(), read.user_id.as_str()),
+            ("sid-1", "user-1")
         );
+        assert_eq!(read.fingerprint, fingerprint(Some("$argon2$x")));
+        assert_ne!(read.fingerprint, fingerprint(Some("$argon2$y")));
         let forged = set.replace("user-1", "user-2");
-        assert_eq!(s.session_user(&with_cookie(&forged)), None);
+        assert!(s.session_user(&with_cookie(&forged)).is_none());
         let other = Sessions {
             secret: b"another secret, 32 bytes long!!!".to_vec(),
             ..sessions()
         };
-        assert_eq!(other.session_user(&with_cookie(&set)), None);
-        assert_eq!(s.session_user(&with_cookie(&s.clear_session())), None);
+        assert!(other.session_user(&with_cookie(&set)).is_none());
+        assert!(s.session_user(&with_cookie(&s.clear_session())).is_none());
+        let expired = s.signed_cookie("sid-1", now() - 1, "user-1", None);
+        assert!(s.session_user(&with_cookie(&expired)).is_none());
     }
 
     #[test]
@@ -298,12 +457,31 @@ mod tests {
         let s = sessions();
         let (parts, _) = axum::http::Request::new(()).into_parts();
         for _ in 0..MAX_FAILURES {
-            assert!(s.may_try("Alice", &parts));
-            s.failed("alice", &parts);
+            assert!(s.attempt("Alice", &parts));
         }
-        assert!(!s.may_try("alice", &parts));
-        assert!(s.may_try("bob", &parts));
-        s.succeeded("alice");
-        assert!(s.may_try("alice", &parts));
+        assert!(!s.attempt("alice", &parts));
+        assert!(s.attempt("bob", &parts));
+        s.succeeded("alice", &parts);
+        assert!(s.attempt("alice", &parts));
+    }
+
+    #[test]
+    fn parallel_attempts_are_counted_before_any_is_checked() {
+        let s = std::sync::Arc::new(sessions());
+        let addr: SocketAddr = "192.0.2.1:1".parse().unwrap();
+        let passed = std::sync::atomic::AtomicU32::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..40 {
+                scope.spawn(|| {
+                    let mut req = axum::http::Request::new(());
+                    req.extensions_mut().insert(ConnectInfo(addr));
+                    let (parts, _) = req.into_parts();
+                    if s.attempt("carol", &parts) {
+                        passed.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                });
+            }
+        });
+        assert_eq!(passed.into_inner(), MAX_FAILURES);
     }
 }

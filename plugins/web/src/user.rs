@@ -87,7 +87,7 @@ async fn login(State(app): State<AppState>, req: Request) -> Response {
             "The form has expired: please send it again.",
         );
     }
-    if !sessions.may_try(&account, &parts) {
+    if !sessions.attempt(&account, &parts) {
         return retry(
             StatusCode::TOO_MANY_REQUESTS,
             "Too many failed logins: try again in 15 minutes.",
@@ -115,13 +115,24 @@ async fn login(State(app): State<AppState>, req: Request) -> Response {
     .unwrap_or(false)
         && known;
     let Some(row) = row.filter(|_| ok) else {
-        sessions.failed(&account, &parts);
         return retry(StatusCode::OK, "Login failed. Bad username or password.");
     };
-    sessions.succeeded(&account);
+    sessions.succeeded(&account, &parts);
     let to = came_from(field(&form, "came_from"))
         .unwrap_or_else(|| format!("{}/user/{}", visit.prefix, row.name));
-    with_cookie(redirect(&to), Some(sessions.session_cookie(&row.id)))
+    match sessions
+        .start(&app, &row.id, row.password_hash.as_deref())
+        .await
+    {
+        Ok(cookie) => with_cookie(redirect(&to), Some(cookie)),
+        Err(e) => {
+            tracing::error!(error = %e, "starting a web session");
+            retry(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The site could not log you in just now: please try again.",
+            )
+        }
+    }
 }
 
 /// A password hash no password matches in practice, made once.
@@ -142,6 +153,9 @@ async fn logout(
     let Some(sessions) = sessions(&app) else {
         return StatusCode::NOT_FOUND.into_response();
     };
+    if let Err(e) = sessions.end(&app, &headers).await {
+        tracing::error!(error = %e, "ending a web session");
+    }
     with_cookie(
         redirect(&format!("{}/", visit.prefix)),
         Some(sessions.clear_session()),
@@ -390,12 +404,12 @@ async fn register(State(app): State<AppState>, req: Request) -> Response {
     // Counted under a key no login can have (a login never holds NUL), so registering never
     // locks a real account; the address's limit is the one that bites.
     let attempt = format!("\0register:{}", form.text("name"));
-    if !sessions.may_try(&attempt, &parts) {
+    // Every attempt counts against the address (it is never refunded): accounts cannot be
+    // made in bulk.
+    if !sessions.attempt(&attempt, &parts) {
         let errors = json!({"__form": "Too many failed logins: try again in 15 minutes."});
         return register_page(&app, &visit, &parts.headers, data, errors);
     }
-    // Every attempt counts against the address: accounts cannot be made in bulk.
-    sessions.failed(&attempt, &parts);
     let password = form.get("password1").unwrap_or_default().to_string();
     if password != form.get("password2").unwrap_or_default() {
         let errors = json!({"password2": "The passwords you entered do not match."});
@@ -410,9 +424,17 @@ async fn register(State(app): State<AppState>, req: Request) -> Response {
     match ctx.run_top("user_create", p).await {
         Ok(user) => {
             let id = user["id"].as_str().unwrap_or_default();
+            let mut ctx = ActionContext::new(app.clone(), None);
+            let hash = match ctx.user_row(id).await {
+                Ok(Some(row)) => row.password_hash,
+                _ => None,
+            };
+            let cookie = sessions.start(&app, id, hash.as_deref()).await;
+            // The account exists either way; without a session the visitor logs in.
+            let cookie = cookie.map_err(|e| tracing::error!(error = %e, "starting a web session"));
             with_cookie(
                 redirect(&format!("{}/dashboard", visit.prefix)),
-                Some(sessions.session_cookie(id)),
+                cookie.ok(),
             )
         }
         Err(e) if e.kind == ErrorKind::Validation => {

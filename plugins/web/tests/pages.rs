@@ -615,8 +615,11 @@ async fn log_in_make_a_token_use_it_revoke_it_log_out() {
             .contains("Max-Age=0"));
         let (status, _) = get(&s, "/dataset/secret-plans").await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{kind}");
+        // The session ended: a copy of the cookie kept from before is nobody now.
+        let r = get_as("/dataset/secret-plans".into()).await.unwrap();
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{kind}: a saved cookie");
         // A forged session is nobody.
-        let forged = cookies.replacen("catalog_session=v1.", "catalog_session=v1.x", 1);
+        let forged = cookies.replacen("catalog_session=v2.", "catalog_session=v2.x", 1);
         let r = c
             .get(url("/dataset/secret-plans"))
             .header("Cookie", forged)
@@ -650,6 +653,127 @@ async fn log_in_make_a_token_use_it_revoke_it_log_out() {
             .await
             .unwrap();
         assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS, "{kind}");
+    }
+}
+
+/// Sessions end with a password change and with a sysadmin's delete (every session of the
+/// user); `came_from` goes nowhere but this site; parallel wrong passwords are all counted.
+#[tokio::test]
+async fn sessions_end_redirects_stay_local_and_logins_are_counted() {
+    for kind in stores().await {
+        let s = server(kind).await;
+        let editor = s.user("editor").await;
+        s.ok(
+            "organization_member_create",
+            json!({"id": "water-board", "username": "editor", "role": "editor"}),
+        )
+        .await;
+        // Two browsers; a password change ends both.
+        let (one, two) = (
+            Browser::logged_in(&s, "editor").await,
+            Browser::logged_in(&s, "editor").await,
+        );
+        assert!(sees_secret(&one).await && sees_secret(&two).await, "{kind}");
+        s.ok(
+            "user_patch",
+            json!({"id": editor.id, "password": "another-pass-5678"}),
+        )
+        .await;
+        assert!(!sees_secret(&one).await, "{kind}: password changed");
+        assert!(!sees_secret(&two).await, "{kind}: password changed");
+        // Deleted: its sessions end.
+        s.ok(
+            "user_patch",
+            json!({"id": "editor", "password": catalog_host::testkit::PASSWORD}),
+        )
+        .await;
+        let three = Browser::logged_in(&s, "editor").await;
+        assert!(sees_secret(&three).await, "{kind}");
+        s.ok("user_delete", json!({"id": "editor"})).await;
+        assert!(!sees_secret(&three).await, "{kind}: deleted");
+
+        // came_from: only a local path.
+        let b = Browser::anonymous(&s).await;
+        for (came_from, to) in [
+            ("/dataset/river-levels", "/dataset/river-levels"),
+            ("/\t/evil.example", "/user/admin"),
+            ("/\n/evil.example", "/user/admin"),
+            ("/\u{7f}/evil.example", "/user/admin"),
+            ("/\\evil.example", "/user/admin"),
+            ("//evil.example", "/user/admin"),
+        ] {
+            let r = b
+                .post(
+                    "/user/login",
+                    "/user/login",
+                    &[
+                        ("login", "admin"),
+                        ("password", catalog_host::testkit::PASSWORD),
+                        ("came_from", came_from),
+                    ],
+                )
+                .await;
+            assert_eq!(r.status(), StatusCode::SEE_OTHER, "{kind}: {came_from:?}");
+            assert_eq!(r.headers()["location"], to, "{kind}: {came_from:?}");
+        }
+
+        // 40 wrong passwords at once: ten are checked, the rest wait.
+        let page = b.text("/user/login").await;
+        let token = csrf_token(&page);
+        let tries = (0..40).map(|_| {
+            b.c.post(format!("{}/user/login", b.base))
+                .header("Cookie", &b.cookies)
+                .form(&[
+                    ("login", "admin"),
+                    ("password", "wrong"),
+                    ("_csrf_token", &token),
+                ])
+                .send()
+        });
+        let answers = futures::future::join_all(tries).await;
+        let checked = answers
+            .iter()
+            .filter(|r| r.as_ref().unwrap().status() == StatusCode::OK)
+            .count();
+        let refused = answers
+            .iter()
+            .filter(|r| r.as_ref().unwrap().status() == StatusCode::TOO_MANY_REQUESTS)
+            .count();
+        assert_eq!((checked, refused), (10, 30), "{kind}");
+    }
+}
+
+async fn sees_secret(b: &Browser) -> bool {
+    b.get("/dataset/secret-plans").await.status() == StatusCode::OK
+}
+
+/// Every answer carries anti-framing and anti-sniffing headers.
+#[tokio::test]
+async fn pages_and_api_answers_refuse_framing_and_sniffing() {
+    for kind in stores().await {
+        let s = server(kind).await;
+        for path in [
+            "/",
+            "/dataset/river-levels",
+            "/api/3/action/package_list",
+            "/nowhere",
+        ] {
+            let r = client()
+                .get(format!("{}{path}", s.base_url))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(
+                r.headers()["x-frame-options"],
+                "SAMEORIGIN",
+                "{kind}: {path}"
+            );
+            assert_eq!(
+                r.headers()["x-content-type-options"],
+                "nosniff",
+                "{kind}: {path}"
+            );
+        }
     }
 }
 

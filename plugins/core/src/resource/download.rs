@@ -20,8 +20,10 @@ pub(crate) async fn download(
             .into_owned()
     };
     let segments: Vec<&str> = uri.path().split('/').collect();
-    let (id, resource_id) = match segments.as_slice() {
-        ["", "dataset", id, "resource", rid, "download", _] => (decode(id), decode(rid)),
+    let (id, resource_id, filename) = match segments.as_slice() {
+        ["", "dataset", id, "resource", rid, "download", name] => {
+            (decode(id), decode(rid), decode(name))
+        }
         _ => return (StatusCode::NOT_FOUND, "Resource data not found").into_response(),
     };
     let user = catalog_framework::web::identify(&app, &headers).await;
@@ -49,10 +51,7 @@ pub(crate) async fn download(
     if !belongs || res["url_type"] != json!("upload") {
         return (StatusCode::NOT_FOUND, "Resource data not found").into_response();
     }
-    let ct = res["mimetype"]
-        .as_str()
-        .unwrap_or("application/octet-stream")
-        .to_string();
+    let (ct, disposition) = served_as(res["mimetype"].as_str(), &filename);
     let range = headers
         .get(header::RANGE)
         .and_then(|v| v.to_str().ok())
@@ -68,6 +67,9 @@ pub(crate) async fn download(
                     StatusCode::OK
                 })
                 .header(header::CONTENT_TYPE, ct)
+                .header(header::CONTENT_DISPOSITION, disposition)
+                .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
+                .header(header::CONTENT_SECURITY_POLICY, "sandbox")
                 .header(header::CONTENT_LENGTH, len)
                 .header(header::ACCEPT_RANGES, "bytes");
             if partial {
@@ -99,5 +101,104 @@ pub(crate) async fn download(
             )
                 .into_response()
         }
+    }
+}
+
+/// Types a browser may show inline from the catalog's origin: none of them runs script (SVG,
+/// HTML and XHTML do, so they are downloads). Everything else is an attachment.
+const INLINE_TYPES: &[&str] = &[
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "image/avif",
+    "application/pdf",
+    "text/plain",
+    "text/csv",
+    "application/json",
+];
+
+/// The `Content-Type` and `Content-Disposition` an upload is served with: the stored mimetype
+/// when it is a well-formed `type/subtype` (else `application/octet-stream`), inline only when
+/// it is on [`INLINE_TYPES`], and the file name (quoted ASCII fallback plus RFC 5987 UTF-8).
+fn served_as(mimetype: Option<&str>, filename: &str) -> (String, String) {
+    let ct = mimetype
+        .filter(|m| catalog_framework::validators::is_mimetype(m))
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_else(|| "application/octet-stream".to_string());
+    let essence = ct.split(';').next().unwrap_or("").trim();
+    let kind = if INLINE_TYPES.contains(&essence) {
+        "inline"
+    } else {
+        "attachment"
+    };
+    let ascii: String = filename
+        .chars()
+        .map(|c| {
+            if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let encoded =
+        percent_encoding::utf8_percent_encode(filename, percent_encoding::NON_ALPHANUMERIC);
+    (
+        ct,
+        format!("{kind}; filename=\"{ascii}\"; filename*=UTF-8''{encoded}"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::served_as;
+
+    #[test]
+    fn script_capable_types_are_attachments_and_safe_ones_inline() {
+        for t in [
+            "text/html",
+            "application/xhtml+xml",
+            "image/svg+xml",
+            "text/xml",
+        ] {
+            let (ct, d) = served_as(Some(t), "a.html");
+            assert_eq!(ct, t);
+            assert!(d.starts_with("attachment;"), "{t}: {d}");
+        }
+        for t in [
+            "image/png",
+            "application/pdf",
+            "text/csv",
+            "TEXT/PLAIN; charset=utf-8",
+        ] {
+            let (_, d) = served_as(Some(t), "a");
+            assert!(d.starts_with("inline;"), "{t}: {d}");
+        }
+    }
+
+    #[test]
+    fn a_malformed_stored_type_becomes_octet_stream() {
+        for t in [
+            "text/html\r\nX-Evil: 1",
+            "html",
+            "",
+            "text/ html",
+            "a/b\u{7f}",
+        ] {
+            let (ct, d) = served_as(Some(t), "x");
+            assert_eq!(ct, "application/octet-stream", "{t:?}");
+            assert!(d.starts_with("attachment;"));
+        }
+        assert_eq!(served_as(None, "x").0, "application/octet-stream");
+    }
+
+    #[test]
+    fn the_file_name_cannot_break_the_header() {
+        let (_, d) = served_as(Some("text/csv"), "a\"b\r\nc\u{e9}.csv");
+        assert_eq!(
+            d,
+            "inline; filename=\"a_b__c_.csv\"; filename*=UTF-8''a%22b%0D%0Ac%C3%A9%2Ecsv"
+        );
     }
 }

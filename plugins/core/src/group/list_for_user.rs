@@ -12,7 +12,7 @@ action_params! {
         /// the user's id or name (default: the caller)
         id: Option<Value>,
         /// the permission the user must have in the organization (default `manage_group`)
-        permission: Option<Value>,
+        permission: catalog_framework::typed::Raw,
         /// include each organization's `package_count` (default false)
         include_dataset_count: Option<Value>,
     }
@@ -24,7 +24,7 @@ pub(crate) async fn organization_list_for_user(
 ) -> CkanResult<Value> {
     // Absent: `manage_group`; given, it names a permission or none (`null`, a number: CKAN's
     // `get_roles_with_permission` finds no role, so a user who is not a sysadmin has none).
-    let perm = match &p.permission {
+    let perm = match p.permission.get() {
         None => Some("manage_group".to_string()),
         Some(v) => text(Some(v)),
     };

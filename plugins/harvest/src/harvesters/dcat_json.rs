@@ -106,7 +106,10 @@ pub(crate) fn dcat_to_ckan(d: &Map<String, Value>) -> Map<String, Value> {
                     json!(text(r.get("downloadURL")).or_else(|| text(r.get("accessURL")))),
                 );
                 res.insert("format".into(), json!(text(r.get("format"))));
-                if let Some(mt) = text(r.get("mediaType")) {
+                // Only a media type (the resource validator's rule): anything else is left out.
+                if let Some(mt) = text(r.get("mediaType"))
+                    .filter(|m| catalog_framework::validators::is_mimetype(m))
+                {
                     res.insert("mimetype".into(), json!(mt));
                 }
                 if let Some(size) = r.get("byteSize").and_then(|s| {

@@ -1,5 +1,6 @@
-//! Who is visiting: a signed session cookie (`catalog_session`: the user's id and an expiry,
-//! HMAC-SHA256 with the site's secret; `HttpOnly`, `SameSite=Lax`, `Secure` on an https site),
+//! Who is visiting: a signed session cookie (`catalog_session`: a `web_session` row's id, the
+//! user's id, a fingerprint of the password hash and an expiry, HMAC-SHA256 with the site's
+//! secret; `HttpOnly`, `SameSite=Lax`, `Secure` on an https site),
 //! CSRF tokens for every form (bound to a random `catalog_csrf` cookie: a POST whose token does
 //! not match its cookie is refused with 403), and a limit on failed logins per account and per
 //! address.

@@ -7,7 +7,8 @@
 //!   private, link-local (cloud metadata), shared, multicast or reserved address is refused
 //!   unless the operator lists the host in `allowed_hosts`;
 //! - redirects are followed by hand, at most `max_redirects`, each new address checked again;
-//! - connect, read and total timeouts, and a size cap counted on the bytes received.
+//! - connect, read and total timeouts, a minimum average transfer rate, and a size cap
+//!   counted on the bytes received.
 //!
 //! ```ignore
 //! let got = fetch::to_file(&app.config.catalog.fetch, url, &path).await?;
@@ -282,6 +283,10 @@ struct Body {
     resp: reqwest::Response,
     fetched: Fetched,
     limit: u64,
+    /// When the body's reading began, and the slowest average rate kept after the grace.
+    started: Instant,
+    min_rate: u64,
+    grace: Duration,
 }
 
 impl Body {
@@ -294,6 +299,17 @@ impl Body {
         self.fetched.size += chunk.len() as u64;
         if self.fetched.size > self.limit {
             return Err(FetchError::TooLarge { limit: self.limit });
+        }
+        let elapsed = self.started.elapsed();
+        if self.min_rate > 0 && elapsed > self.grace {
+            let rate = self.fetched.size as f64 / elapsed.as_secs_f64();
+            if rate < self.min_rate as f64 {
+                return Err(FetchError::Timeout(format!(
+                    "slower than {} bytes per second ({rate:.0} after {}s)",
+                    self.min_rate,
+                    elapsed.as_secs()
+                )));
+            }
         }
         Ok(Some(chunk))
     }
@@ -369,6 +385,9 @@ async fn open(
                 size: 0,
             },
             limit: config.max_bytes,
+            started: Instant::now(),
+            min_rate: config.min_bytes_per_sec,
+            grace: Duration::from_secs(config.min_rate_after_secs),
         });
     }
     Err(FetchError::Failed(format!(
@@ -492,5 +511,48 @@ mod tests {
             .await
             .unwrap_err();
         assert!(matches!(err, FetchError::Refused(_)), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_peer_that_trickles_is_dropped_at_the_minimum_rate() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((mut sock, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 1024];
+                    let _ = sock.read(&mut buf).await;
+                    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/csv\r\n\r\n";
+                    if sock.write_all(head.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    // A byte every 100 ms: never silent for the read timeout, 10 bytes/s.
+                    for _ in 0..200 {
+                        if sock.write_all(b"x").await.is_err() {
+                            return;
+                        }
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                });
+            }
+        });
+        let c = FetchConfig {
+            allowed_hosts: vec!["127.0.0.1".into()],
+            min_bytes_per_sec: 100,
+            min_rate_after_secs: 1,
+            ..FetchConfig::default()
+        };
+        let started = Instant::now();
+        let err = to_bytes(&c, &format!("http://127.0.0.1:{port}/slow.csv"), &[])
+            .await
+            .unwrap_err();
+        assert!(matches!(err, FetchError::Timeout(_)), "{err}");
+        assert!(err.to_string().contains("bytes per second"), "{err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
     }
 }

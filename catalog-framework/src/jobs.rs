@@ -28,6 +28,15 @@ use crate::context::AppState;
 use crate::error::{internal, validation, CkanResult};
 use crate::store::{self as q, JobRow};
 
+/// The lane of the kinds that name none: maintenance (purges, test jobs, plugins' jobs).
+pub const DEFAULT_LANE: &str = "default";
+
+/// The lane of the DataStore loader's jobs.
+pub const LOAD_LANE: &str = "load";
+
+/// The lane of the harvester's jobs.
+pub const HARVEST_LANE: &str = "harvest";
+
 /// Runs the jobs of one kind (the name it is registered under).
 ///
 /// ```ignore
@@ -46,6 +55,13 @@ use crate::store::{self as q, JobRow};
 /// retry after an error): the work must be safe to repeat.
 #[async_trait]
 pub trait JobHandler: Send + Sync + 'static {
+    /// The lane whose workers run this kind: each lane has `catalog.jobs.workers` workers of
+    /// its own, so a slow kind (a load of a remote file, a harvest page) holds only its own
+    /// lane's workers and never the others'. [`DEFAULT_LANE`] unless the handler says.
+    fn lane(&self) -> &'static str {
+        DEFAULT_LANE
+    }
+
     /// How long one attempt may run; `None`: `catalog.jobs.timeout` (CKAN's
     /// `ckan.jobs.timeout`, 180 s).
     fn timeout(&self) -> Option<Duration> {

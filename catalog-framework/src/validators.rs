@@ -301,7 +301,7 @@ pub fn validate_resource(r: &Value, max: usize) -> Result<Params, Map<String, Va
                     check_max(&mut errs, k, &t, max);
                     if matches!(k.as_str(), "mimetype" | "mimetype_inner") {
                         if let Some(m) = t.as_str().filter(|m| !m.is_empty()) {
-                            if !is_mimetype(m) {
+                            if !is_mimetype_value(m) {
                                 errs.push(k, MIMETYPE_MESSAGE);
                             }
                         }
@@ -328,9 +328,37 @@ pub fn validate_resource(r: &Value, max: usize) -> Result<Params, Map<String, Va
     }
 }
 
-/// The message for a `mimetype` that is not a media type (CKAN stores any text; see
-/// docs/API-COMPAT.md).
+/// The message for a `mimetype` that is neither a media type nor an IRI (CKAN stores any text;
+/// see docs/API-COMPAT.md).
 pub const MIMETYPE_MESSAGE: &str = "Must be a media type such as text/csv";
+
+/// The IANA register's IRIs for media types, as DCAT-AP's `dcat:mediaType` names them.
+const IANA_MEDIA_TYPES: [&str; 2] = [
+    "http://www.iana.org/assignments/media-types/",
+    "https://www.iana.org/assignments/media-types/",
+];
+
+/// Whether `s` may be stored as a resource's `mimetype`: a media type ([`is_mimetype`]) or, as
+/// DCAT-AP gives `dcat:mediaType`, an `http(s)` IRI such as
+/// `https://www.iana.org/assignments/media-types/text/csv` — printable ASCII without spaces, at
+/// most 1,000 bytes. Control characters, CR and LF are refused either way.
+pub fn is_mimetype_value(s: &str) -> bool {
+    let iri = (s.starts_with("http://") || s.starts_with("https://"))
+        && s.len() <= 1000
+        && s.bytes().all(|b| b.is_ascii_graphic());
+    iri || is_mimetype(s)
+}
+
+/// The media type a stored `mimetype` names, fit for a `Content-Type` header: the value itself
+/// when it is a media type, the register's name for an IANA IRI
+/// (`…/media-types/text/csv` → `text/csv`), otherwise none.
+pub fn media_type_of(s: &str) -> Option<&str> {
+    let name = IANA_MEDIA_TYPES
+        .iter()
+        .find_map(|p| s.strip_prefix(p))
+        .unwrap_or(s);
+    is_mimetype(name).then_some(name)
+}
 
 /// Whether `s` is a media type as an HTTP header carries it: `type/subtype` of RFC 9110 token
 /// characters, optionally followed by `;` parameters of printable ASCII (no control character,
@@ -444,5 +472,30 @@ mod tests {
         assert_eq!(e["mimetype"], json!([MIMETYPE_MESSAGE]));
         assert!(validate_resource(&json!({"url": "x", "mimetype": ""}), 1000).is_ok());
         assert!(validate_resource(&json!({"url": "x", "mimetype_inner": "a b"}), 1000).is_err());
+        // DCAT-AP's media type IRIs are kept; an IRI with a space or a line break is not.
+        let iana = "https://www.iana.org/assignments/media-types/text/csv";
+        assert!(validate_resource(&json!({"url": "x", "mimetype": iana}), 1000).is_ok());
+        for bad in [
+            "https://x.org/a b",
+            "https://x.org/a\r\nX: y",
+            "ftp://x.org/a",
+        ] {
+            assert!(
+                validate_resource(&json!({"url": "x", "mimetype": bad}), 1000).is_err(),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_served_media_type_of_an_iana_iri_is_its_name() {
+        let iana = "http://www.iana.org/assignments/media-types/application/json";
+        assert_eq!(media_type_of(iana), Some("application/json"));
+        assert_eq!(media_type_of("text/csv"), Some("text/csv"));
+        assert_eq!(media_type_of("https://example.org/types/csv"), None);
+        assert_eq!(
+            media_type_of("https://www.iana.org/assignments/media-types/"),
+            None
+        );
     }
 }

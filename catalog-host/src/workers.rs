@@ -17,7 +17,8 @@ pub struct WorkerOptions {
     /// The queues to take jobs from, the first emptied first (CKAN's worker: `default` when
     /// none is given).
     pub queues: Vec<String>,
-    /// Workers (concurrent jobs) in the pool.
+    /// Workers of each lane (concurrent jobs of a lane's kinds; see
+    /// [`JobHandler::lane`](catalog_framework::jobs::JobHandler::lane)).
     pub workers: usize,
     /// Exit once no job is due (CKAN's `ckan jobs worker --burst`).
     pub burst: bool,
@@ -57,19 +58,24 @@ impl WorkerPool {
         };
         let name = worker_name();
         let mut tasks = JoinSet::new();
-        for n in 0..opts.workers {
-            let worker = Worker {
-                app: app.clone(),
-                queues: queues.clone(),
-                id: format!("{name}/{n}"),
-                stop: stop.subscribe(),
-                burst: opts.burst,
-                max_idle: opts.max_idle,
-            };
-            tasks.spawn(worker.work());
+        let lanes = lanes(&app);
+        for (lane, kinds) in &lanes {
+            for n in 0..opts.workers {
+                let worker = Worker {
+                    app: app.clone(),
+                    queues: queues.clone(),
+                    kinds: kinds.clone(),
+                    id: format!("{name}/{lane}/{n}"),
+                    stop: stop.subscribe(),
+                    burst: opts.burst,
+                    max_idle: opts.max_idle,
+                };
+                tasks.spawn(worker.work());
+            }
         }
         if opts.workers > 0 {
-            tracing::info!(workers = opts.workers, queues = ?queues, worker = %name, "background job workers started");
+            let lanes: Vec<&str> = lanes.keys().copied().collect();
+            tracing::info!(workers = opts.workers, lanes = ?lanes, queues = ?queues, worker = %name, "background job workers started (per lane)");
         }
         WorkerPool { stop, tasks }
     }
@@ -129,6 +135,20 @@ impl catalog_framework::cli::RunningWorkers for WorkerPool {
     }
 }
 
+/// The job kinds with a handler, by the lane whose workers run them (the default lane always,
+/// so that a pool without handlers still has its workers).
+fn lanes(app: &AppState) -> std::collections::BTreeMap<&'static str, Vec<String>> {
+    let mut lanes = std::collections::BTreeMap::new();
+    lanes.insert(catalog_framework::jobs::DEFAULT_LANE, Vec::new());
+    for (kind, handler) in app.registry.extensions::<JobHandlerRegistration>() {
+        lanes
+            .entry(handler.lane())
+            .or_insert_with(Vec::new)
+            .push(kind.clone());
+    }
+    lanes
+}
+
 /// This process's worker name: host, pid and a random part (a restarted process with a
 /// reused pid is another worker).
 fn worker_name() -> String {
@@ -157,6 +177,8 @@ async fn write_conn(
 struct Worker {
     app: AppState,
     queues: Vec<String>,
+    /// The kinds of this worker's lane: the only ones it claims.
+    kinds: Vec<String>,
     id: String,
     stop: watch::Receiver<bool>,
     burst: bool,
@@ -256,15 +278,12 @@ impl Worker {
     }
 
     async fn claim(&self) -> sqlx::Result<Option<JobRow>> {
-        let kinds: Vec<String> = self
-            .app
-            .registry
-            .extensions::<JobHandlerRegistration>()
-            .keys()
-            .cloned()
-            .collect();
+        let kinds = &self.kinds;
+        if kinds.is_empty() {
+            return Ok(None);
+        }
         let mut conn = self.app.store.pool.acquire().await?;
-        if !q::job_due(&mut conn, &self.queues, &kinds).await? {
+        if !q::job_due(&mut conn, &self.queues, kinds).await? {
             return Ok(None);
         }
         drop(conn);
@@ -273,7 +292,7 @@ impl Worker {
             &mut conn,
             self.app.store.backend,
             &self.queues,
-            &kinds,
+            kinds,
             &self.id,
         )
         .await

@@ -213,6 +213,12 @@ pub struct FetchConfig {
     pub read_timeout_secs: u64,
     /// Seconds one fetch may take in all, redirects included.
     pub total_timeout_secs: u64,
+    /// Slowest transfer kept, in bytes per second on average, checked once a body has been
+    /// read for `min_rate_after_secs` (a peer that trickles a byte now and then is dropped);
+    /// 0: no minimum.
+    pub min_bytes_per_sec: u64,
+    /// Seconds of a body's reading before `min_bytes_per_sec` applies.
+    pub min_rate_after_secs: u64,
     /// Largest body kept, in bytes, counted as received.
     pub max_bytes: u64,
     /// Redirects followed, each checked like the first address.
@@ -227,7 +233,9 @@ impl Default for FetchConfig {
         FetchConfig {
             connect_timeout_secs: 10,
             read_timeout_secs: 30,
-            total_timeout_secs: 600,
+            total_timeout_secs: 300,
+            min_bytes_per_sec: 1024,
+            min_rate_after_secs: 30,
             max_bytes: 1024 * 1024 * 1024,
             max_redirects: 5,
             allowed_hosts: Vec::new(),

@@ -89,9 +89,9 @@ pub use task_status::{
 };
 pub use user::{
     api_token_owner, delete_api_token, group_user_members, insert_api_token, insert_user,
-    mark_user_deleted, principal_for_token, set_user_reset_key, update_user, user_api_tokens,
-    user_by_ref, user_by_ref_locked, user_collaborations, user_memberships, user_reset_key,
-    users_where, ApiTokenRow, UserRow, UserWrite, USER_COLS,
+    mark_user_deleted, principal_for_token, set_user_plugin_extras, set_user_reset_key,
+    update_user, user_api_tokens, user_by_ref, user_by_ref_locked, user_collaborations,
+    user_memberships, user_reset_key, users_where, ApiTokenRow, UserRow, UserWrite, USER_COLS,
 };
 
 #[doc(hidden)]

@@ -263,6 +263,20 @@ pub async fn update_user(
     Ok(())
 }
 
+/// Replaces a user's `plugin_extras` (a JSON object's text, or none).
+pub async fn set_user_plugin_extras(
+    conn: &mut AnyConnection,
+    id: &str,
+    extras: Option<&str>,
+) -> sqlx::Result<()> {
+    sqlx::query("UPDATE catalog_user SET plugin_extras = $2 WHERE id = $1")
+        .bind(id)
+        .bind(extras)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
 /// Marks a user deleted, with its memberships; its collaborations go.
 pub async fn mark_user_deleted(conn: &mut AnyConnection, id: &str) -> sqlx::Result<()> {
     for sql in [

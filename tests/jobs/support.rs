@@ -169,3 +169,18 @@ impl Action for EnqueueThenMaybeFail {
     }
 }
 register_action!("test_enqueue_job", EnqueueThenMaybeFail);
+
+/// A job of a lane of its own that runs for a long time (a trickling download's load).
+struct SlowLane;
+
+#[async_trait]
+impl JobHandler for SlowLane {
+    fn lane(&self) -> &'static str {
+        "tests-slow"
+    }
+    async fn run(&self, _app: &AppState, _payload: &Value) -> anyhow::Result<Value> {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        Ok(Value::Null)
+    }
+}
+register_job_handler!("slow_lane", SlowLane);

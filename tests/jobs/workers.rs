@@ -376,3 +376,41 @@ async fn enqueue_refuses_unknown_kinds_and_bad_options() {
     );
     assert_eq!(t.count("SELECT COUNT(*) FROM job").await, 0);
 }
+
+/// Issue 46: one worker per lane; a job that holds its lane's only worker (a load that
+/// trickles) leaves every other lane's jobs running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_slow_job_holds_only_its_own_lane() {
+    for kind in stores().await {
+        let t = start(kind, |c| {
+            c.catalog.jobs.poll_interval_ms = 20;
+            c.catalog.jobs.shutdown_grace_secs = 0;
+        })
+        .await;
+        let workers = pool(&t.app, 1, &["default"]);
+        let slow = enqueue_job(&t.app, "slow_lane", json!({}), JobOptions::default())
+            .await
+            .unwrap();
+        t.wait_for(&slow.id, "running", Duration::from_secs(10))
+            .await;
+        let second = enqueue_job(&t.app, "slow_lane", json!({}), JobOptions::default())
+            .await
+            .unwrap();
+        let other = enqueue_job(
+            &t.app,
+            "counted",
+            json!({"test": "lanes", "n": 1}),
+            JobOptions::default(),
+        )
+        .await
+        .unwrap();
+        t.wait_for(&other.id, "finished", Duration::from_secs(10))
+            .await;
+        assert_eq!(
+            t.job(&second.id).await.map(|j| j.state),
+            Some("queued".to_string()),
+            "{kind:?}: the slow lane has one worker, busy"
+        );
+        workers.shutdown().await;
+    }
+}

@@ -298,7 +298,8 @@ fn full_text_body(meta: &Meta, row: &str, backend: Backend) -> String {
     if meta.fields.is_empty() {
         return "''".to_string();
     }
-    meta.fields
+    let cols: Vec<String> = meta
+        .fields
         .iter()
         .map(|f| {
             let col = if row.is_empty() {
@@ -311,8 +312,22 @@ fn full_text_body(meta: &Meta, row: &str, backend: Backend) -> String {
                 Backend::Sqlite => format!("coalesce({col}, '')"),
             }
         })
-        .collect::<Vec<_>>()
-        .join(" || ' ' || ")
+        .collect();
+    balanced_concat(&cols)
+}
+
+/// `a || ' ' || b || …` as a balanced tree of parenthesised halves: SQLite refuses an
+/// expression deeper than 1,000, which a flat chain reached at about 500 columns (issue 46);
+/// halves keep the depth near 2·log2(columns).
+fn balanced_concat(parts: &[String]) -> String {
+    match parts {
+        [] => "''".to_string(),
+        [one] => one.clone(),
+        _ => {
+            let (l, r) = parts.split_at(parts.len() / 2);
+            format!("({} || ' ' || {})", balanced_concat(l), balanced_concat(r))
+        }
+    }
 }
 
 /// Sets up the full-text index of the table of `meta` and what keeps it current: on
@@ -716,5 +731,32 @@ pub(crate) fn select_expr(backend: Backend, col: &str) -> String {
     match backend {
         Backend::Postgres => format!("CAST({col} AS text)"),
         Backend::Sqlite => format!("CAST({col} AS TEXT)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::balanced_concat;
+
+    #[test]
+    fn a_concatenation_of_many_columns_stays_shallow() {
+        let parts: Vec<String> = (0..4).map(|i| format!("c{i}")).collect();
+        assert_eq!(
+            balanced_concat(&parts),
+            "((c0 || ' ' || c1) || ' ' || (c2 || ' ' || c3))"
+        );
+        let many: Vec<String> = (0..1000).map(|i| format!("c{i}")).collect();
+        let sql = balanced_concat(&many);
+        let mut depth = 0i32;
+        let mut max = 0;
+        for ch in sql.chars() {
+            match ch {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+            max = max.max(depth);
+        }
+        assert!(max <= 11, "{max}");
     }
 }

@@ -519,3 +519,53 @@ async fn dumps_stream_every_row_in_four_formats() {
         );
     }
 }
+
+/// Issue 46: on PostgreSQL a query's sorts spill past `work_mem_kb` and its temporary files
+/// stop at the reader role's `temp_file_limit_kb`: a large sort is refused with a CKAN-shaped
+/// error instead of filling the disk.
+#[tokio::test]
+async fn a_query_past_the_temp_file_limit_is_refused() {
+    let Some(kind) = catalog_host::testkit::postgres().await else {
+        return;
+    };
+    // A role of its own: the limit is the role's, for every database of the cluster.
+    let role = format!("reader_tfl_{}", std::process::id());
+    let s = TestServer::start(kind, "admin", |c| {
+        let ds = json!({"sqlsearch": {"enabled": true, "timeout_ms": 20000, "role": role,
+                                      "work_mem_kb": 64, "temp_file_limit_kb": 1024}});
+        c.catalog.other.insert("datastore".into(), ds);
+    })
+    .await;
+    s.ok("organization_create", json!({"name": "stats"})).await;
+    let d = s
+        .ok(
+            "package_create",
+            json!({"name": "open-data", "owner_org": "stats",
+                   "resources": [{"url": "http://example.org/x.csv"}]}),
+        )
+        .await;
+    let rid = d["resources"][0]["id"].as_str().unwrap().to_string();
+    s.ok(
+        "datastore_create",
+        json!({"resource_id": rid, "force": true, "fields": [{"id": "city", "type": "text"}],
+               "records": [{"city": "Berlin"}, {"city": "Bonn"}]}),
+    )
+    .await;
+    let small = sql(
+        &s,
+        None,
+        &format!(r#"SELECT city FROM "{rid}" ORDER BY city"#),
+    )
+    .await;
+    assert!(small.is_ok(), "{small:?}");
+    let big = format!(
+        r#"SELECT md5(g::text || city) AS h FROM "{rid}", generate_series(1, 300000) g ORDER BY 1"#
+    );
+    let e = sql(&s, None, &big).await.unwrap_err();
+    assert_eq!(e["__status"], 409, "{e}");
+    assert_eq!(
+        e["query"],
+        json!(["Query used too much memory or disk"]),
+        "{e}"
+    );
+}

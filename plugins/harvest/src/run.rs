@@ -221,6 +221,10 @@ pub(crate) struct GatherPage;
 
 #[async_trait]
 impl JobHandler for GatherPage {
+    fn lane(&self) -> &'static str {
+        catalog_framework::jobs::HARVEST_LANE
+    }
+
     fn timeout(&self) -> Option<Duration> {
         // The fetch has its own deadline; the rest is the page's writes.
         Some(Duration::from_secs(3600))
@@ -990,6 +994,10 @@ pub(crate) struct FinishRun;
 
 #[async_trait]
 impl JobHandler for FinishRun {
+    fn lane(&self) -> &'static str {
+        catalog_framework::jobs::HARVEST_LANE
+    }
+
     fn timeout(&self) -> Option<Duration> {
         Some(Duration::from_secs(3600))
     }
@@ -1322,6 +1330,10 @@ pub(crate) struct ClearSource;
 
 #[async_trait]
 impl JobHandler for ClearSource {
+    fn lane(&self) -> &'static str {
+        catalog_framework::jobs::HARVEST_LANE
+    }
+
     fn timeout(&self) -> Option<Duration> {
         Some(Duration::from_secs(6 * 3600))
     }

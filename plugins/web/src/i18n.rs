@@ -35,32 +35,67 @@ pub(crate) struct Locale {
     po: Option<&'static str>,
 }
 
+/// One locale's messages: the singular ones, the plural ones (`msgid` → its `msgstr[i]`
+/// forms) and the rule that picks a form for a count (its header's `Plural-Forms`).
+#[derive(Default)]
+pub(crate) struct Catalog {
+    messages: HashMap<String, String>,
+    plurals: HashMap<String, Vec<String>>,
+    rule: Option<plural::Rule>,
+}
+
 /// Every locale's messages.
 pub(crate) struct Catalogs {
-    messages: HashMap<&'static str, HashMap<String, String>>,
+    catalogs: HashMap<&'static str, Catalog>,
 }
 
 impl Catalogs {
     pub(crate) fn load() -> Catalogs {
-        let messages = LOCALES
+        let catalogs = LOCALES
             .iter()
-            .map(|l| (l.code, l.po.map(parse_po).unwrap_or_default()))
+            .map(|l| (l.code, l.po.map(parse_catalog).unwrap_or_default()))
             .collect();
-        Catalogs { messages }
+        Catalogs { catalogs }
     }
 
     /// `msgid` in `locale`, or `msgid` itself.
     pub(crate) fn get<'a>(&'a self, locale: &str, msgid: &'a str) -> &'a str {
-        self.messages
+        self.catalogs
             .get(locale)
-            .and_then(|m| m.get(msgid))
+            .and_then(|c| c.messages.get(msgid))
             .map_or(msgid, String::as_str)
     }
 
-    /// The msgids a locale translates (for the completeness test).
+    /// The form of a message for the count `n` in `locale` (gettext's `ngettext`): the
+    /// catalog's form its plural rule picks, else English's (`singular` for 1, else `plural`).
+    pub(crate) fn nget<'a>(
+        &'a self,
+        locale: &str,
+        singular: &'a str,
+        plural: &'a str,
+        n: u64,
+    ) -> &'a str {
+        let translated = self.catalogs.get(locale).and_then(|c| {
+            let forms = c.plurals.get(singular)?;
+            let i = c.rule.as_ref()?.form(n);
+            forms.get(i).filter(|f| !f.is_empty())
+        });
+        match translated {
+            Some(f) => f,
+            None if n == 1 => singular,
+            None => plural,
+        }
+    }
+
+    /// The msgids a locale translates, singular and plural (for the completeness test).
     #[cfg(test)]
     pub(crate) fn translated(&self, locale: &str) -> Vec<&str> {
-        self.messages[locale].keys().map(String::as_str).collect()
+        let c = &self.catalogs[locale];
+        c.messages
+            .keys()
+            .chain(c.plurals.keys())
+            .map(String::as_str)
+            .collect()
     }
 }
 
@@ -102,37 +137,233 @@ pub(crate) fn from_accept_language(header: &str) -> Option<&'static Locale> {
 }
 
 /// The entries of a `.po` text: `msgid` → `msgstr`, untranslated ones left out. Handles
-/// comments, continued strings and C escapes; `msgctxt` and plural forms are not used here.
+/// comments, continued strings and C escapes; `msgctxt` is not used here.
+#[cfg(test)]
 pub(crate) fn parse_po(text: &str) -> HashMap<String, String> {
-    let mut out = HashMap::new();
-    let (mut id, mut msg) = (None::<String>, None::<String>);
-    let mut current: Option<&mut String> = None;
-    let mut finish = |id: &mut Option<String>, msg: &mut Option<String>| {
-        if let (Some(i), Some(m)) = (id.take(), msg.take()) {
-            if !i.is_empty() && !m.is_empty() {
-                out.insert(i, m);
+    parse_catalog(text).messages
+}
+
+/// A `.po` text's singular and plural entries (`msgid_plural` with `msgstr[0]`…, an entry
+/// with any form untranslated left out) and its header's `Plural-Forms` rule.
+fn parse_catalog(text: &str) -> Catalog {
+    #[derive(Default)]
+    struct Entry {
+        id: Option<String>,
+        plural: Option<String>,
+        strs: Vec<String>,
+    }
+    let mut catalog = Catalog::default();
+    let mut header = String::new();
+    let mut finish = |e: &mut Entry, catalog: &mut Catalog| {
+        let e = std::mem::take(e);
+        let Some(id) = e.id else { return };
+        if id.is_empty() {
+            header = e.strs.into_iter().next().unwrap_or_default();
+        } else if e.plural.is_some() {
+            if !e.strs.is_empty() && e.strs.iter().all(|s| !s.is_empty()) {
+                catalog.plurals.insert(id, e.strs);
             }
+        } else if let Some(m) = e.strs.into_iter().next().filter(|m| !m.is_empty()) {
+            catalog.messages.insert(id, m);
         }
     };
+    let mut entry = Entry::default();
+    // Which string a continued `"…"` line extends: 0 msgid, 1 msgid_plural, 2 a msgstr.
+    let mut current = None::<u8>;
     for line in text.lines() {
         let line = line.trim();
-        if let Some(rest) = line.strip_prefix("msgid ") {
-            finish(&mut id, &mut msg);
-            id = Some(unquote(rest));
-            current = id.as_mut();
-        } else if let Some(rest) = line.strip_prefix("msgstr ") {
-            msg = Some(unquote(rest));
-            current = msg.as_mut();
+        if let Some(rest) = line.strip_prefix("msgid_plural ") {
+            entry.plural = Some(unquote(rest));
+            current = Some(1);
+        } else if let Some(rest) = line.strip_prefix("msgid ") {
+            finish(&mut entry, &mut catalog);
+            entry.id = Some(unquote(rest));
+            current = Some(0);
+        } else if let Some(rest) = line.strip_prefix("msgstr") {
+            // `msgstr "…"` or `msgstr[i] "…"` (forms in order).
+            let rest = match rest.strip_prefix('[') {
+                Some(r) => r.split_once(']').map_or("", |(_, r)| r),
+                None => rest,
+            };
+            entry.strs.push(unquote(rest));
+            current = Some(2);
         } else if line.starts_with('"') {
-            if let Some(s) = current.as_deref_mut() {
+            let target = match current {
+                Some(0) => entry.id.as_mut(),
+                Some(1) => entry.plural.as_mut(),
+                Some(_) => entry.strs.last_mut(),
+                None => None,
+            };
+            if let Some(s) = target {
                 s.push_str(&unquote(line));
             }
         } else if line.is_empty() || line.starts_with('#') {
             current = None;
         }
     }
-    finish(&mut id, &mut msg);
-    out
+    finish(&mut entry, &mut catalog);
+    catalog.rule = header
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Plural-Forms:"))
+        .and_then(|f| f.split(';').find_map(|p| p.trim().strip_prefix("plural=")))
+        .and_then(plural::Rule::parse);
+    catalog
+}
+
+/// gettext's plural rules: the C expression of a `Plural-Forms` header over `n` (`?:`, `||`,
+/// `&&`, comparisons, `+ - * / %`, `!`, parentheses), parsed once and evaluated per count.
+mod plural {
+    #[derive(Debug)]
+    pub(crate) enum Rule {
+        N,
+        Num(u64),
+        Not(Box<Rule>),
+        Bin(&'static str, Box<Rule>, Box<Rule>),
+        If(Box<Rule>, Box<Rule>, Box<Rule>),
+    }
+
+    /// Binary operators by precedence, loosest first.
+    const LEVELS: &[&[&str]] = &[
+        &["||"],
+        &["&&"],
+        &["==", "!="],
+        &["<=", ">=", "<", ">"],
+        &["+", "-"],
+        &["*", "/", "%"],
+    ];
+
+    impl Rule {
+        /// The rule of a `plural=` expression; none if it does not parse (or nests past 64).
+        pub(crate) fn parse(text: &str) -> Option<Rule> {
+            let mut p = Parser {
+                s: text.trim().trim_end_matches(';').as_bytes(),
+                at: 0,
+            };
+            let r = p.ternary(0)?;
+            p.skip();
+            (p.at == p.s.len()).then_some(r)
+        }
+
+        /// The form for the count `n`.
+        pub(crate) fn form(&self, n: u64) -> usize {
+            usize::try_from(self.eval(n)).unwrap_or(0)
+        }
+
+        fn eval(&self, n: u64) -> u64 {
+            match self {
+                Rule::N => n,
+                Rule::Num(v) => *v,
+                Rule::Not(a) => u64::from(a.eval(n) == 0),
+                Rule::If(c, a, b) => {
+                    if c.eval(n) != 0 {
+                        a.eval(n)
+                    } else {
+                        b.eval(n)
+                    }
+                }
+                Rule::Bin(op, a, b) => {
+                    let (a, b) = (a.eval(n), b.eval(n));
+                    match *op {
+                        "||" => u64::from(a != 0 || b != 0),
+                        "&&" => u64::from(a != 0 && b != 0),
+                        "==" => u64::from(a == b),
+                        "!=" => u64::from(a != b),
+                        "<=" => u64::from(a <= b),
+                        ">=" => u64::from(a >= b),
+                        "<" => u64::from(a < b),
+                        ">" => u64::from(a > b),
+                        "+" => a.wrapping_add(b),
+                        "-" => a.wrapping_sub(b),
+                        "*" => a.wrapping_mul(b),
+                        "/" => a.checked_div(b).unwrap_or(0),
+                        _ => a.checked_rem(b).unwrap_or(0),
+                    }
+                }
+            }
+        }
+    }
+
+    struct Parser<'a> {
+        s: &'a [u8],
+        at: usize,
+    }
+
+    impl Parser<'_> {
+        fn skip(&mut self) {
+            while self.s.get(self.at).is_some_and(u8::is_ascii_whitespace) {
+                self.at += 1;
+            }
+        }
+
+        fn eat(&mut self, tok: &str) -> bool {
+            self.skip();
+            if self.s[self.at..].starts_with(tok.as_bytes()) {
+                self.at += tok.len();
+                true
+            } else {
+                false
+            }
+        }
+
+        fn ternary(&mut self, depth: usize) -> Option<Rule> {
+            if depth > 64 {
+                return None;
+            }
+            let c = self.binary(0, depth)?;
+            if !self.eat("?") {
+                return Some(c);
+            }
+            let a = self.ternary(depth + 1)?;
+            if !self.eat(":") {
+                return None;
+            }
+            let b = self.ternary(depth + 1)?;
+            Some(Rule::If(Box::new(c), Box::new(a), Box::new(b)))
+        }
+
+        fn binary(&mut self, level: usize, depth: usize) -> Option<Rule> {
+            let Some(ops) = LEVELS.get(level) else {
+                return self.unary(depth);
+            };
+            let mut left = self.binary(level + 1, depth)?;
+            'more: loop {
+                for op in ops.iter() {
+                    if self.eat(op) {
+                        let right = self.binary(level + 1, depth)?;
+                        left = Rule::Bin(op, Box::new(left), Box::new(right));
+                        continue 'more;
+                    }
+                }
+                return Some(left);
+            }
+        }
+
+        fn unary(&mut self, depth: usize) -> Option<Rule> {
+            if depth > 64 {
+                return None;
+            }
+            if self.eat("!") {
+                return Some(Rule::Not(Box::new(self.unary(depth + 1)?)));
+            }
+            if self.eat("(") {
+                let r = self.ternary(depth + 1)?;
+                return self.eat(")").then_some(r);
+            }
+            if self.eat("n") {
+                return Some(Rule::N);
+            }
+            self.skip();
+            let start = self.at;
+            while self.s.get(self.at).is_some_and(u8::is_ascii_digit) {
+                self.at += 1;
+            }
+            std::str::from_utf8(&self.s[start..self.at])
+                .ok()?
+                .parse()
+                .ok()
+                .map(Rule::Num)
+        }
+    }
 }
 
 fn unquote(s: &str) -> String {
@@ -173,6 +404,41 @@ mod tests {
         assert_eq!(m["A \"quoted\" word"], "Ein \"zitiertes\" Wort");
         assert!(!m.contains_key("Untranslated"));
         assert!(!m.contains_key(""));
+    }
+
+    #[test]
+    fn plural_forms_pick_the_form_of_each_count() {
+        let po =
+            "msgid \"\"\nmsgstr \"\"\n\"Plural-Forms: nplurals=6; plural=n==0 ? 0 : n==1 ? 1 : \
+                  n==2 ? 2 : n%100>=3 && n%100<=10 ? 3 : n%100>=11 ? 4 : 5;\\n\"\n\n\
+                  msgid \"{n} dataset\"\nmsgid_plural \"{n} datasets\"\n\
+                  msgstr[0] \"z\"\nmsgstr[1] \"o\"\nmsgstr[2] \"t\"\nmsgstr[3] \"f\"\n\
+                  msgstr[4] \"m\"\nmsgstr[5] \"h\"\n";
+        let c = parse_catalog(po);
+        let rule = c.rule.as_ref().expect("a rule");
+        let forms: Vec<usize> = [0, 1, 2, 3, 10, 11, 99, 100, 102, 103]
+            .iter()
+            .map(|n| rule.form(*n))
+            .collect();
+        assert_eq!(forms, [0, 1, 2, 3, 3, 4, 4, 5, 5, 3]);
+        assert_eq!(c.plurals["{n} dataset"].len(), 6);
+        let german = plural::Rule::parse("(n != 1)").unwrap();
+        assert_eq!((german.form(1), german.form(0), german.form(5)), (0, 1, 1));
+        assert!(plural::Rule::parse("n ==").is_none());
+        assert!(plural::Rule::parse(&"(".repeat(500)).is_none());
+        // The shipped catalogs: English by its own rule, German and Arabic by theirs.
+        let cats = Catalogs::load();
+        let one = |l, n| cats.nget(l, "{n} dataset", "{n} datasets", n).to_string();
+        assert_eq!(
+            (one("en", 1), one("en", 2)),
+            ("{n} dataset".into(), "{n} datasets".into())
+        );
+        assert_eq!(
+            (one("de", 1), one("de", 0)),
+            ("{n} Datensatz".into(), "{n} Datensätze".into())
+        );
+        assert_ne!(one("ar", 2), one("ar", 3));
+        assert_ne!(one("ar", 3), one("ar", 11));
     }
 
     #[test]

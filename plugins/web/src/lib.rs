@@ -183,15 +183,19 @@ pub(crate) fn messages_in_templates() -> Vec<String> {
     out
 }
 
-/// `_("…")` calls in a template's text (double-quoted literals only, as the templates write
-/// them).
+/// The msgids of `_("…")` and `ngettext("…", …)` calls in a template's text (double-quoted
+/// literals only, as the templates write them; `ngettext`'s singular is its msgid).
 #[cfg(test)]
 fn regex_lite_messages() -> impl Fn(&str) -> Vec<String> {
     |src: &str| {
         let mut out = Vec::new();
         let mut rest = src;
-        while let Some(at) = rest.find("_(\"") {
-            let after = &rest[at + 3..];
+        while let Some((at, len)) = ["_(\"", "ngettext(\""]
+            .iter()
+            .filter_map(|o| rest.find(o).map(|at| (at, o.len())))
+            .min()
+        {
+            let after = &rest[at + len..];
             let Some(end) = after.find('"') else { break };
             out.push(after[..end].to_string());
             rest = &after[end..];

@@ -21,12 +21,15 @@ fn catalogs() -> &'static Catalogs {
 
 /// The layered environment with the pages' functions and filters:
 /// - `_("text", name=value…)`: `text` in the page's locale, `{name}` replaced by `value`;
+/// - `ngettext("{n} thing", "{n} things", n, name=value…)`: the form for the count `n` by the
+///   locale's plural rule, `{n}` and each `{name}` replaced;
 /// - `url_with(query, key, value)`: the page's query with one parameter set (or removed when
 ///   the value is none), for facet, sort and page links;
 /// - `|filesize`, `|date`: a byte count and an ISO date for people.
 pub(crate) fn environment(layers: Arc<Layers>) -> Environment<'static> {
     let mut env = layered(layers);
     env.add_function("_", gettext);
+    env.add_function("ngettext", ngettext);
     env.add_function("url_with", url_with);
     env.add_function("url_add", url_add);
     env.add_function("url_remove", url_remove);
@@ -64,16 +67,39 @@ pub(crate) fn translate(lang: &str, msgid: &str) -> String {
 }
 
 fn gettext(state: &State, msgid: &str, kwargs: Kwargs) -> Result<String, minijinja::Error> {
-    let lang = state
+    fill(
+        catalogs().get(&page_lang(state), msgid).to_string(),
+        &kwargs,
+    )
+}
+
+/// The page's locale (`lang`), English if none.
+fn page_lang(state: &State) -> String {
+    state
         .lookup("lang")
         .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_else(|| "en".into());
-    let mut text = catalogs().get(&lang, msgid).to_string();
+        .unwrap_or_else(|| "en".into())
+}
+
+/// `{key}` of `text` replaced by each keyword argument's value.
+fn fill(mut text: String, kwargs: &Kwargs) -> Result<String, minijinja::Error> {
     for key in kwargs.args() {
         let value: minijinja::Value = kwargs.get(key)?;
         text = text.replace(&format!("{{{key}}}"), &value.to_string());
     }
     Ok(text)
+}
+
+fn ngettext(
+    state: &State,
+    singular: &str,
+    plural: &str,
+    n: minijinja::Value,
+    kwargs: Kwargs,
+) -> Result<String, minijinja::Error> {
+    let count = u64::try_from(n.clone()).unwrap_or(0);
+    let text = catalogs().nget(&page_lang(state), singular, plural, count);
+    fill(text.replace("{n}", &n.to_string()), &kwargs)
 }
 
 /// `query` (a list of `[key, value]` pairs) with `key` set to `value` (every earlier value of

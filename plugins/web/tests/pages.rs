@@ -124,7 +124,7 @@ async fn home_and_search_pages() {
         // The search page: a facet filter, its counts, a sort, the result count.
         let (status, page) = get(&s, "/dataset/?tags=water&sort=title_string+asc").await;
         assert_eq!(status, StatusCode::OK, "{kind}");
-        assert!(page.contains("1 datasets found"), "{kind}: {page}");
+        assert!(page.contains("1 dataset found"), "{kind}: {page}");
         assert!(page.contains("/dataset/river-levels"), "{kind}");
         assert!(
             !page.contains("/dataset/air-quality\""),
@@ -356,12 +356,12 @@ async fn resource_organization_and_group_pages() {
             "{kind}: the description as Markdown"
         );
         assert!(
-            org.contains("1 datasets found") && org.contains("/dataset/air-quality"),
+            org.contains("1 dataset found") && org.contains("/dataset/air-quality"),
             "{kind}: {org}"
         );
         let (_, group) = get(&s, "/group/environment").await;
         assert!(
-            group.contains("1 datasets found") && group.contains("/dataset/river-levels"),
+            group.contains("1 dataset found") && group.contains("/dataset/river-levels"),
             "{kind}"
         );
         let (status, _) = get(&s, "/group/nope").await;
@@ -386,6 +386,13 @@ async fn languages_by_prefix_and_header() {
         );
         let (_, by_header) = get_with(&s, "/", (ACCEPT_LANGUAGE.as_str(), "fr, de-AT;q=0.9")).await;
         assert!(by_header.contains("lang=\"de\"") && by_header.contains("Zum Inhalt springen"));
+        // Counts take the locale's plural forms (issue 46): one dataset, several datasets.
+        let (_, one) = get(&s, "/de/dataset/?tags=water").await;
+        assert!(one.contains("1 Datensatz gefunden"), "{kind}: {one}");
+        let (_, several) = get(&s, "/de/dataset/").await;
+        assert!(several.contains("Datensätze gefunden"), "{kind}");
+        let (_, one_en) = get(&s, "/dataset/?tags=water").await;
+        assert!(one_en.contains("1 dataset found"), "{kind}");
         let (status, page) = get(&s, "/de/dataset/river-levels").await;
         assert_eq!(status, StatusCode::OK, "{kind}");
         assert!(page.contains("Daten und Ressourcen"), "{kind}");

@@ -62,8 +62,8 @@ action_params! {
         username: Option<Value>,
         /// the user's id, when `username` is not given
         user_id: Option<Value>,
-        /// `admin`, `editor` or `member` (required; checked once the group and the user are
-        /// found)
+        /// `admin`, `editor` or `member` (required; checked with the group and the user, every
+        /// error at once)
         role: Option<Value>,
     }
 }
@@ -86,8 +86,8 @@ action_params! {
         username: Option<Value>,
         /// the user's id, when `username` is not given
         user_id: Option<Value>,
-        /// `admin`, `editor` or `member` (required; checked once the group and the user are
-        /// found)
+        /// `admin`, `editor` or `member` (required; checked with the group and the user, every
+        /// error at once)
         role: Option<Value>,
     }
 }

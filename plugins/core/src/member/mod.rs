@@ -107,31 +107,69 @@ async fn member_user(
     let g = ctx
         .group_for_update(&gid)
         .await?
-        .filter(|g| g.is_organization == is_org)
-        .ok_or_else(|| not_found("That group name or ID does not exist."))?;
-    let username = text(user.0.as_ref())
-        .or_else(|| text(user.1.as_ref()))
-        .ok_or_else(|| missing("username"))?;
-    let user = ctx
-        .user_row(&username)
-        .await?
-        .ok_or_else(|| validation().field("username", "User not found").build())?;
+        .filter(|g| g.is_organization == is_org);
+    if !create {
+        let g = g.ok_or_else(|| not_found("That group name or ID does not exist."))?;
+        let username = text(user.0.as_ref())
+            .or_else(|| text(user.1.as_ref()))
+            .ok_or_else(|| missing("username"))?;
+        let user = ctx
+            .user_row(&username)
+            .await?
+            .ok_or_else(|| validation().field("username", "User not found").build())?;
+        return ctx.call("member_delete", member_of(&g, &user.id)).await;
+    }
+    // CKAN: the caller's access first (a non-sysadmin may not learn whether a group exists),
+    // then member_schema, every field at once.
+    let mut auth = auth;
+    auth.insert(
+        "id".into(),
+        json!(g.as_ref().map_or(gid.as_str(), |g| g.id.as_str())),
+    );
+    ctx.check_access(&format!("{}_member_create", kind(is_org)), &auth)
+        .await?;
+    let mut errs = ValidationBuilder::default();
+    if g.is_none() {
+        errs.push("id", "That group name or ID does not exist.");
+    }
+    let user = match text(user.0.as_ref()).or_else(|| text(user.1.as_ref())) {
+        None => {
+            errs.push("username", "Missing value");
+            None
+        }
+        Some(name) => {
+            let found = ctx.user_row(&name).await?;
+            if found.is_none() {
+                errs.push("username", "User not found");
+            }
+            found
+        }
+    };
+    match role.as_ref() {
+        None | Some(Value::Null) => errs.push("role", "Missing value"),
+        Some(r)
+            if !r
+                .as_str()
+                .is_some_and(|r| ["admin", "editor", "member"].contains(&r)) =>
+        {
+            errs.push("role", "role does not exist.")
+        }
+        Some(_) => {}
+    }
+    errs.finish()?;
+    let (Some(g), Some(user), Some(role)) = (g, user, role) else {
+        return Err(internal("member_create checked without its fields"));
+    };
+    let mut m = member_of(&g, &user.id);
+    m.insert("capacity".into(), role);
+    ctx.call("member_create", m).await
+}
+
+/// `member_create` / `member_delete`'s parameters for user `user_id` in group `g`.
+fn member_of(g: &GroupRow, user_id: &str) -> Params {
     let mut m = Params::new();
     m.insert("id".into(), json!(g.id));
-    m.insert("object".into(), json!(user.id));
+    m.insert("object".into(), json!(user_id));
     m.insert("object_type".into(), json!("user"));
-    if create {
-        let role: String = decode("role", role.as_ref())?;
-        if !["admin", "editor", "member"].contains(&role.as_str()) {
-            return Err(validation().field("role", "role does not exist.").build());
-        }
-        let mut auth = auth;
-        auth.insert("id".into(), json!(g.id));
-        ctx.check_access(&format!("{}_member_create", kind(is_org)), &auth)
-            .await?;
-        m.insert("capacity".into(), json!(role));
-        ctx.call("member_create", m).await
-    } else {
-        ctx.call("member_delete", m).await
-    }
+    m
 }

@@ -160,8 +160,19 @@ async fn update_row(
     keep_custom_fields(&data, &mut doc);
     // Each test only when the ones before it found no change.
     let changed = touch
-        || groups.is_some()
         || !equal_but_key(&old, &doc, "metadata_modified")
+        || match &groups {
+            // The same groups sent back (a package_show's dict) are no change.
+            Some(new) => {
+                let mut now =
+                    catalog_framework::store::package_group_ids(ctx.db().await?, &row.id).await?;
+                let mut new = new.clone();
+                now.sort();
+                new.sort();
+                now != new
+            }
+            None => false,
+        }
         || match &plugin_data {
             Some(new) => {
                 catalog_framework::store::package_plugin_data(ctx.db().await?, &row.id).await?

@@ -123,7 +123,7 @@ const INLINE_TYPES: &[&str] = &[
 /// it is on [`INLINE_TYPES`], and the file name (quoted ASCII fallback plus RFC 5987 UTF-8).
 fn served_as(mimetype: Option<&str>, filename: &str) -> (String, String) {
     let ct = mimetype
-        .filter(|m| catalog_framework::validators::is_mimetype(m))
+        .and_then(catalog_framework::validators::media_type_of)
         .map(str::to_ascii_lowercase)
         .unwrap_or_else(|| "application/octet-stream".to_string());
     let essence = ct.split(';').next().unwrap_or("").trim();

@@ -5,7 +5,10 @@ use catalog_framework::store as q;
 use catalog_framework::store::time::now_iso;
 use catalog_framework::validators::optional_text;
 
-use super::{check_about, check_email, check_password, user_dict_params, Profile};
+use super::{
+    check_about, check_email, check_password, check_plugin_extras, stored_plugin_extras,
+    user_dict_params, Profile,
+};
 use crate::api_token::insert_token;
 use crate::dictize::{sorted, user_dict};
 use crate::ids::new_id;
@@ -45,6 +48,7 @@ pub(crate) async fn user_create(ctx: &mut ActionContext, p: UserCreateParams) ->
         .map(str::to_string);
     let password = check_password(&p, &mut errs, given_hash.is_none());
     check_about(&p, &mut errs);
+    let plugin_extras = check_plugin_extras(&p, &mut errs, sysadmin_caller);
     let profile = Profile {
         email,
         fullname: optional_text(&p, "fullname", &mut errs, max),
@@ -87,6 +91,9 @@ pub(crate) async fn user_create(ctx: &mut ActionContext, p: UserCreateParams) ->
         &write,
     )
     .await?;
+    if let Some(extras) = &plugin_extras {
+        q::set_user_plugin_extras(ctx.db().await?, &id, extras.as_deref()).await?;
+    }
     let u = ctx
         .user_row(&id)
         .await?
@@ -94,6 +101,9 @@ pub(crate) async fn user_create(ctx: &mut ActionContext, p: UserCreateParams) ->
     let record = serde_json::to_value(&u)?;
     ctx.emit(Entity::User, Change::Created, &u.id, None, Some(record));
     let mut out = sorted(user_dict(&u, 0, true));
+    if plugin_extras.is_some() {
+        out.insert("plugin_extras".into(), stored_plugin_extras(&u));
+    }
     if truthy(p.get("with_apitoken")) {
         let token = insert_token(ctx, &u.id, "default", None).await?;
         out.insert("token".into(), json!(token.1));

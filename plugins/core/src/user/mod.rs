@@ -91,31 +91,66 @@ async fn show_user(ctx: &mut ActionContext, u: &UserRow) -> CkanResult<Map<Strin
     Ok(sorted(user_dict(u, n, private)))
 }
 
+/// Python's truth of a JSON value (`not value` in CKAN's validators).
+fn python_truthy(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64() != Some(0.0),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::Object(o)) => !o.is_empty(),
+    }
+}
+
+/// The password of a user write, as CKAN's `user_password_validator` (and, when `required`,
+/// `user_password_not_empty`) check it: a value that is not a string (`null` included) is
+/// "Passwords must be strings", an empty string is no change, a short one is refused.
 fn check_password(p: &Params, errs: &mut ValidationBuilder, required: bool) -> Option<String> {
-    match p.get("password") {
-        None | Some(Value::Null) => {
-            if required {
-                errs.push("password", "Missing value");
-            }
-            None
-        }
-        Some(Value::String(s)) if s.is_empty() => {
-            if required {
-                errs.push("password", "Missing value");
-            }
-            None
-        }
+    let v = p.get("password");
+    let mut password = None;
+    match v {
+        None => {}
+        Some(Value::String(s)) if s.is_empty() => {}
         Some(Value::String(s)) => {
             if s.chars().count() < 8 {
                 errs.push("password", "Your password must be 8 characters or longer");
             }
-            Some(s.clone())
+            password = Some(s.clone());
         }
+        Some(_) => errs.push("password", "Passwords must be strings"),
+    }
+    if required && !python_truthy(v) {
+        errs.push("password", "Missing value");
+    }
+    password
+}
+
+/// The `plugin_extras` of a sysadmin's user write (CKAN's `ignore_missing, json_object,
+/// ignore_not_sysadmin`): `Some(text)` to store, `None` to leave as it is. Another caller's
+/// value is ignored.
+fn check_plugin_extras(
+    p: &Params,
+    errs: &mut ValidationBuilder,
+    sysadmin: bool,
+) -> Option<Option<String>> {
+    match p.get("plugin_extras") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.is_empty() => None,
+        Some(Value::Object(o)) => sysadmin.then(|| Some(Value::Object(o.clone()).to_string())),
         Some(_) => {
-            errs.push("password", "Must be a string");
+            errs.push("plugin_extras", "The value should be a valid JSON object");
             None
         }
     }
+}
+
+/// A user's stored `plugin_extras` as JSON (null when none), shown to sysadmins only.
+fn stored_plugin_extras(u: &UserRow) -> Value {
+    u.plugin_extras
+        .as_deref()
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or(Value::Null)
 }
 
 async fn check_email(

@@ -2,7 +2,7 @@ use catalog_framework::params::{bool_value, text};
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
-use super::{created_scope, is_self_or_sysadmin, show_user};
+use super::{created_scope, is_self_or_sysadmin, show_user, stored_plugin_extras};
 
 action_params! {
     /// Return a user account.
@@ -45,11 +45,7 @@ pub(crate) async fn user_show(ctx: &mut ActionContext, p: UserShowParams) -> Cka
     }
     // CKAN's plugin_extras (what plugins keep about a user), for sysadmins only.
     if include_extras && ctx.is_sysadmin() {
-        let extras: Value = match u.plugin_extras.as_deref() {
-            Some(text) => serde_json::from_str(text).unwrap_or(Value::Null),
-            None => Value::Null,
-        };
-        d.insert("plugin_extras".into(), extras);
+        d.insert("plugin_extras".into(), stored_plugin_extras(&u));
     }
     if include_datasets {
         let scope = created_scope(is_self_or_sysadmin(ctx, &u));

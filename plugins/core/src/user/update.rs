@@ -4,7 +4,10 @@ use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 use catalog_framework::validators::optional_text;
 
-use super::{check_about, check_email, check_password, show_user, user_dict_params, Profile};
+use super::{
+    check_about, check_email, check_password, check_plugin_extras, show_user, stored_plugin_extras,
+    user_dict_params, Profile,
+};
 
 async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<Value> {
     let r = req_str(&p, "id")?;
@@ -24,7 +27,15 @@ async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<V
     let email = check_email(ctx, p.get("email"), &mut errs, Some(&u.id)).await?;
     let password = check_password(&p, &mut errs, false);
     check_about(&p, &mut errs);
+    let plugin_extras = check_plugin_extras(&p, &mut errs, ctx.is_sysadmin());
     let mut name = u.name.clone();
+    // CKAN's name_validator and user_name_validator both refuse a name that is no string.
+    if p.get("name")
+        .is_some_and(|n| !n.is_string() && !n.is_null())
+    {
+        errs.push("name", "Names must be strings");
+        errs.push("name", "User names must be strings");
+    }
     if let Some(n) = p.get("name").and_then(Value::as_str) {
         if n != u.name {
             if !ctx.is_sysadmin() && u.state != "pending" {
@@ -45,8 +56,20 @@ async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<V
     if ctx.is_sysadmin() {
         if let Some(s) = p.get("sysadmin") {
             let want = truthy(Some(s));
-            if want != u.sysadmin && ctx.user_id() == Some(u.id.as_str()) {
-                errs.push("sysadmin", "Cannot modify your own sysadmin privileges");
+            // CKAN's limit_sysadmin_update: not one's own flag, nor the site user's (harvests
+            // and everything acting as get_site_user need it), unless the site user asks.
+            let site_id = ctx.config().catalog.site_id.clone();
+            let caller_is_site = ctx.user_name() == site_id;
+            if want != u.sysadmin && !caller_is_site {
+                if ctx.user_id() == Some(u.id.as_str()) {
+                    errs.push("sysadmin", "Cannot modify your own sysadmin privileges");
+                }
+                if u.name == site_id {
+                    errs.push(
+                        "sysadmin",
+                        "Cannot modify sysadmin privileges for system user",
+                    );
+                }
             }
             sysadmin = want;
         }
@@ -70,6 +93,9 @@ async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<V
         .or(u.password_hash.clone());
     let write = profile.write(&name, hash.as_deref(), sysadmin);
     q::update_user(ctx.db().await?, &u.id, &write).await?;
+    if let Some(extras) = &plugin_extras {
+        q::set_user_plugin_extras(ctx.db().await?, &u.id, extras.as_deref()).await?;
+    }
     let old = u;
     let u = ctx
         .user_row(&old.id)
@@ -85,7 +111,11 @@ async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<V
             Some(after),
         );
     }
-    Ok(Value::Object(show_user(ctx, &u).await?))
+    let mut d = show_user(ctx, &u).await?;
+    if plugin_extras.is_some() {
+        d.insert("plugin_extras".into(), stored_plugin_extras(&u));
+    }
+    Ok(Value::Object(d))
 }
 
 user_dict_params! {

@@ -299,6 +299,10 @@ enum Outcome {
 
 #[async_trait]
 impl JobHandler for LoadJob {
+    fn lane(&self) -> &'static str {
+        catalog_framework::jobs::LOAD_LANE
+    }
+
     fn timeout(&self) -> Option<Duration> {
         Some(LOAD_TIMEOUT)
     }

@@ -45,6 +45,12 @@ pub(crate) struct SqlSearch {
     pub(crate) timeout: Duration,
     pub(crate) max_bytes: usize,
     pub(crate) role: String,
+    /// `work_mem_kb`: the memory a sort or hash of one query may use before it spills to disk
+    /// (set per query).
+    pub(crate) work_mem_kb: u64,
+    /// `temp_file_limit_kb`: the temporary files one query may write (set on the reader role,
+    /// which takes a superuser; refused otherwise with a warning).
+    pub(crate) temp_file_limit_kb: u64,
     /// `catalog.datastore.sqlsearch.read_url`: how to connect as the reader role.
     pub(crate) read_url: Option<String>,
     pg: tokio::sync::OnceCell<sqlx::PgPool>,
@@ -135,6 +141,12 @@ impl SqlSearch {
                 .unwrap_or(32 * 1024 * 1024)
                 .clamp(1024, 1 << 30) as usize,
             role,
+            work_mem_kb: number(section, "work_mem_kb")
+                .unwrap_or(4096)
+                .clamp(64, 1 << 20),
+            temp_file_limit_kb: number(section, "temp_file_limit_kb")
+                .unwrap_or(256 * 1024)
+                .clamp(64, 1 << 30),
             read_url: section
                 .and_then(|s| s.get("read_url"))
                 .and_then(Value::as_str)

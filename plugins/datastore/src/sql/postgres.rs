@@ -29,7 +29,7 @@ async fn pool<'a>(search: &'a SqlSearch, url: &str) -> CkanResult<&'a PgPool> {
             // two test databases) may set up at once: a lost race is settled by a retry.
             let mut last = None;
             for _ in 0..3 {
-                match setup_role(url, &search.role).await {
+                match setup_role(url, search).await {
                     Ok(()) => {
                         last = None;
                         break;
@@ -70,9 +70,12 @@ async fn pool<'a>(search: &'a SqlSearch, url: &str) -> CkanResult<&'a PgPool> {
 }
 
 /// Creates the reader role if it is missing (a LOGIN role without a password) and grants it
-/// reading the DataStore schema (and the tables made there later), nothing else.
-async fn setup_role(url: &str, role: &str) -> Result<(), sqlx::Error> {
+/// reading the DataStore schema (and the tables made there later), nothing else. Its
+/// `temp_file_limit` bounds the disk one query may fill (a setting only a superuser may give a
+/// role: without one the limit is left to the DBA, with a warning).
+async fn setup_role(url: &str, search: &SqlSearch) -> Result<(), sqlx::Error> {
     use sqlx::Connection;
+    let role = search.role.as_str();
     let mut conn = sqlx::PgConnection::connect(url).await?;
     let r = format!("\"{role}\"");
     conn.execute(
@@ -100,6 +103,13 @@ async fn setup_role(url: &str, role: &str) -> Result<(), sqlx::Error> {
         .as_str(),
     )
     .await?;
+    let limit = format!(
+        "ALTER ROLE {r} SET temp_file_limit = '{}kB'",
+        search.temp_file_limit_kb
+    );
+    if let Err(e) = conn.execute(limit.as_str()).await {
+        tracing::warn!(error = %e, role, "datastore_search_sql: cannot set the reader role's temp_file_limit (it takes a superuser); a query's temporary files are not bounded by the catalog (see docs/DATASTORE.md)");
+    }
     conn.close().await.ok();
     Ok(())
 }
@@ -165,6 +175,10 @@ fn store_error(e: sqlx::Error, user_sql: &str, tables: &BTreeMap<String, String>
         sqlx::Error::Database(d) => match d.code().as_deref() {
             Some("42501") => not_authorized("Not authorized to read resource."),
             Some("57014") => query_error("Query took too long"),
+            // 53400: past the role's temp_file_limit; 53100 disk full; 53200 out of memory.
+            Some("53100") | Some("53200") | Some("53400") => {
+                query_error("Query used too much memory or disk")
+            }
             _ => {
                 let msg = unrename(d.message(), tables);
                 let mut errs = validation();
@@ -205,6 +219,9 @@ pub(super) async fn run(
     for setup in [
         "SET TRANSACTION READ ONLY".to_string(),
         format!("SET LOCAL statement_timeout = {ms}"),
+        // A sort or hash past this spills to temporary files (bounded by the role's
+        // temp_file_limit) instead of growing the backend.
+        format!("SET LOCAL work_mem = '{}kB'", search.work_mem_kb),
         "SET LOCAL search_path = pg_catalog".to_string(),
         // The lexer reads '…' without backslash escapes, as PostgreSQL does with this on.
         "SET LOCAL standard_conforming_strings = on".to_string(),

@@ -574,10 +574,10 @@ impl Reader<'_> {
             Term::NamedNode(u) => vocab::media_type_name(u.as_str()),
             other => self.term_text(other),
         });
-        // A resource's mimetype must be a media type (issue 46): a value that is none (a
-        // file-type IRI or a label such as "CSV" given as dcat:mediaType) is left out; the
+        // A resource's mimetype must be a media type or an IRI (issue 46): another value (a
+        // label such as "CSV" given as dcat:mediaType, text with a line break) is left out; the
         // distribution keeps its format.
-        let media = media.filter(|m| catalog_framework::validators::is_mimetype(m));
+        let media = media.filter(|m| catalog_framework::validators::is_mimetype_value(m));
         insert(&mut m, "mimetype", media);
         for (p, k) in [
             ("dct:issued", "issued"),

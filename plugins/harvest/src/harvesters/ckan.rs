@@ -296,13 +296,13 @@ impl Harvester for CkanHarvester {
             });
         d.remove("owner_org");
         // A remote catalog's resources may carry any text as a mimetype (CKAN stores it); this
-        // catalog takes only media types (issue 46), so another value is left out rather than
+        // catalog takes only a media type or an IRI (issue 46), so another value is left out rather than
         // refusing the whole dataset.
         if let Some(resources) = d.get_mut("resources").and_then(Value::as_array_mut) {
             for r in resources.iter_mut().filter_map(Value::as_object_mut) {
                 for key in ["mimetype", "mimetype_inner"] {
                     let bad = r.get(key).and_then(Value::as_str).is_some_and(|m| {
-                        !m.is_empty() && !catalog_framework::validators::is_mimetype(m)
+                        !m.is_empty() && !catalog_framework::validators::is_mimetype_value(m)
                     });
                     if bad {
                         r.remove(key);

@@ -106,9 +106,9 @@ pub(crate) fn dcat_to_ckan(d: &Map<String, Value>) -> Map<String, Value> {
                     json!(text(r.get("downloadURL")).or_else(|| text(r.get("accessURL")))),
                 );
                 res.insert("format".into(), json!(text(r.get("format"))));
-                // Only a media type (the resource validator's rule): anything else is left out.
+                // Only a media type or an IRI (the resource validator's rule): anything else is left out.
                 if let Some(mt) = text(r.get("mediaType"))
-                    .filter(|m| catalog_framework::validators::is_mimetype(m))
+                    .filter(|m| catalog_framework::validators::is_mimetype_value(m))
                 {
                     res.insert("mimetype".into(), json!(mt));
                 }

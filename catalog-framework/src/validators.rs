@@ -353,11 +353,29 @@ pub fn is_mimetype_value(s: &str) -> bool {
 /// when it is a media type, the register's name for an IANA IRI
 /// (`…/media-types/text/csv` → `text/csv`), otherwise none.
 pub fn media_type_of(s: &str) -> Option<&str> {
-    let name = IANA_MEDIA_TYPES
-        .iter()
-        .find_map(|p| s.strip_prefix(p))
-        .unwrap_or(s);
+    let name = iana_media_type_name(s);
     is_mimetype(name).then_some(name)
+}
+
+/// The media type an IANA register IRI (http or https) names; any other text as it is.
+pub fn iana_media_type_name(iri: &str) -> &str {
+    IANA_MEDIA_TYPES
+        .iter()
+        .find_map(|p| iri.strip_prefix(p))
+        .unwrap_or(iri)
+}
+
+/// Python's truth of a JSON value (`not value` in CKAN's validators): null, `false`, `0`,
+/// `""`, `[]` and `{}` are false; an absent value too.
+pub fn python_truthy(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64() != Some(0.0),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::Object(o)) => !o.is_empty(),
+    }
 }
 
 /// Whether `s` is a media type as an HTTP header carries it: `type/subtype` of RFC 9110 token
@@ -397,15 +415,7 @@ pub fn extra_id_error(extra: &Value, is_sysadmin: bool) -> Option<&'static str> 
     }
     if !is_sysadmin {
         // CKAN's `empty`: a value Python holds false (`""`, `0`, `[]` …) passes.
-        let given = match id {
-            Value::Bool(b) => *b,
-            Value::Number(n) => n.as_f64() != Some(0.0),
-            Value::String(s) => !s.is_empty(),
-            Value::Array(a) => !a.is_empty(),
-            Value::Object(o) => !o.is_empty(),
-            Value::Null => false,
-        };
-        return given.then_some("The input field id was not expected.");
+        return python_truthy(Some(id)).then_some("The input field id was not expected.");
     }
     match id.as_str() {
         Some(s) if uuid_parse(s).is_some() => None,

@@ -136,14 +136,8 @@ pub(crate) fn from_accept_language(header: &str) -> Option<&'static Locale> {
     ranked.first().map(|r| r.2)
 }
 
-/// The entries of a `.po` text: `msgid` → `msgstr`, untranslated ones left out. Handles
-/// comments, continued strings and C escapes; `msgctxt` is not used here.
-#[cfg(test)]
-pub(crate) fn parse_po(text: &str) -> HashMap<String, String> {
-    parse_catalog(text).messages
-}
-
-/// A `.po` text's singular and plural entries (`msgid_plural` with `msgstr[0]`…, an entry
+/// A `.po` text's entries (`msgid` → `msgstr`, comments, continued strings and C escapes
+/// handled; `msgctxt` is not used here), its plural entries (`msgid_plural` with `msgstr[0]`…, an entry
 /// with any form untranslated left out) and its header's `Plural-Forms` rule.
 fn parse_catalog(text: &str) -> Catalog {
     #[derive(Default)]
@@ -399,7 +393,7 @@ mod tests {
                   msgid \"Datasets\"\nmsgstr \"Datensätze\"\n\n\
                   msgid \"A \\\"quoted\\\" \"\n\"word\"\nmsgstr \"\"\n\"Ein \\\"zitiertes\\\" Wort\"\n\n\
                   msgid \"Untranslated\"\nmsgstr \"\"\n";
-        let m = parse_po(po);
+        let m = parse_catalog(po).messages;
         assert_eq!(m["Datasets"], "Datensätze");
         assert_eq!(m["A \"quoted\" word"], "Ein \"zitiertes\" Wort");
         assert!(!m.contains_key("Untranslated"));

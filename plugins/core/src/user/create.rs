@@ -92,7 +92,7 @@ pub(crate) async fn user_create(ctx: &mut ActionContext, p: UserCreateParams) ->
     )
     .await?;
     if let Some(extras) = &plugin_extras {
-        q::set_user_plugin_extras(ctx.db().await?, &id, extras.as_deref()).await?;
+        q::set_user_plugin_extras(ctx.db().await?, &id, Some(extras)).await?;
     }
     let u = ctx
         .user_row(&id)

@@ -91,18 +91,6 @@ async fn show_user(ctx: &mut ActionContext, u: &UserRow) -> CkanResult<Map<Strin
     Ok(sorted(user_dict(u, n, private)))
 }
 
-/// Python's truth of a JSON value (`not value` in CKAN's validators).
-fn python_truthy(v: Option<&Value>) -> bool {
-    match v {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64() != Some(0.0),
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Array(a)) => !a.is_empty(),
-        Some(Value::Object(o)) => !o.is_empty(),
-    }
-}
-
 /// The password of a user write, as CKAN's `user_password_validator` (and, when `required`,
 /// `user_password_not_empty`) check it: a value that is not a string (`null` included) is
 /// "Passwords must be strings", an empty string is no change, a short one is refused.
@@ -120,24 +108,20 @@ fn check_password(p: &Params, errs: &mut ValidationBuilder, required: bool) -> O
         }
         Some(_) => errs.push("password", "Passwords must be strings"),
     }
-    if required && !python_truthy(v) {
+    if required && !catalog_framework::validators::python_truthy(v) {
         errs.push("password", "Missing value");
     }
     password
 }
 
 /// The `plugin_extras` of a sysadmin's user write (CKAN's `ignore_missing, json_object,
-/// ignore_not_sysadmin`): `Some(text)` to store, `None` to leave as it is. Another caller's
-/// value is ignored.
-fn check_plugin_extras(
-    p: &Params,
-    errs: &mut ValidationBuilder,
-    sysadmin: bool,
-) -> Option<Option<String>> {
+/// ignore_not_sysadmin`): the JSON object's text to store, or none to leave them as they are
+/// (absent, null or `""`, or another caller's value, which is ignored).
+fn check_plugin_extras(p: &Params, errs: &mut ValidationBuilder, sysadmin: bool) -> Option<String> {
     match p.get("plugin_extras") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if s.is_empty() => None,
-        Some(Value::Object(o)) => sysadmin.then(|| Some(Value::Object(o.clone()).to_string())),
+        Some(v @ Value::Object(_)) => sysadmin.then(|| v.to_string()),
         Some(_) => {
             errs.push("plugin_extras", "The value should be a valid JSON object");
             None

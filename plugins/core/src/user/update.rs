@@ -94,7 +94,7 @@ async fn update(ctx: &mut ActionContext, p: Params, merge: bool) -> CkanResult<V
     let write = profile.write(&name, hash.as_deref(), sysadmin);
     q::update_user(ctx.db().await?, &u.id, &write).await?;
     if let Some(extras) = &plugin_extras {
-        q::set_user_plugin_extras(ctx.db().await?, &u.id, extras.as_deref()).await?;
+        q::set_user_plugin_extras(ctx.db().await?, &u.id, Some(extras)).await?;
     }
     let old = u;
     let u = ctx

@@ -210,10 +210,7 @@ pub fn media_type_iri(mt: &str) -> Option<String> {
 
 /// The media type back from an IANA IRI (http or https); other IRIs stay as they are.
 pub fn media_type_name(iri: &str) -> String {
-    iri.strip_prefix(IANA)
-        .or_else(|| iri.strip_prefix("https://www.iana.org/assignments/media-types/"))
-        .unwrap_or(iri)
-        .to_string()
+    catalog_framework::validators::iana_media_type_name(iri).to_string()
 }
 
 const DATA_THEMES: &[&str] = &[

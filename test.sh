@@ -15,7 +15,7 @@ else
     echo "test.sh: PostgreSQL not reachable at 127.0.0.1:5432: PostgreSQL tests will report skipped"
 fi
 
-# The S3-compatible server the file-store tests start on loopback (tests/hardening/file_store.rs):
+# The S3-compatible server the file-store tests start on loopback (tests/integration/hardening/file_store.rs):
 # s3s-fs from crates.io, installed once into ~/.cache (a few minutes the first time).
 export S3S_FS_BIN="${S3S_FS_BIN:-$HOME/.cache/s3s-fs/bin/s3s-fs}"
 if [ ! -x "$S3S_FS_BIN" ]; then
@@ -26,7 +26,22 @@ if [ ! -x "$S3S_FS_BIN" ]; then
     export S3S_FS_BIN="$HOME/.cache/s3s-fs/bin/s3s-fs"
 fi
 
-cargo test --workspace "$@"
+# insta notes every snapshot file an assertion reads; after a whole run (no arguments), a
+# snapshot file that no assertion read is a leftover of a renamed or removed test and fails.
+refs=$(mktemp)
+trap 'rm -f "$refs"' EXIT
+INSTA_SNAPSHOT_REFERENCES_FILE="$refs" cargo test --workspace "$@"
+if [ $# -eq 0 ]; then
+    unreferenced=$(comm -23 \
+        <(git ls-files --cached --others --exclude-standard -- '*.snap' |
+            while read -r f; do [ -f "$f" ] && echo "$PWD/$f"; done | sort -u) \
+        <(sort -u "$refs"))
+    if [ -n "$unreferenced" ]; then
+        echo "test.sh: snapshot files no test reads (remove them, or the test that lost them):"
+        echo "$unreferenced"
+        exit 1
+    fi
+fi
 
 echo "test.sh: CKAN acceptance (ckanapi against catalog serve)"
 # The server and the conformance suite's binary (built with the workspace's features, as the

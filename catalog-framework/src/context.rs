@@ -24,6 +24,10 @@ pub struct App {
     pub data_dir: PathBuf,
     /// Where uploaded files live (`catalog.storage.*`).
     pub files: crate::files::FileStore,
+    /// The client of server-side fetches (the registered fetcher `http`).
+    pub fetcher: Arc<Box<dyn crate::fetch::Fetcher>>,
+    /// What sends mail (the registered mailer `smtp`).
+    pub mailer: Arc<Box<dyn crate::mail::Mailer>>,
     /// The search index: the backend chosen by `catalog.search.backend`, kept in step with
     /// the store by the host's indexer.
     pub search: Arc<dyn crate::search_index::SearchIndex>,

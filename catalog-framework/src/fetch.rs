@@ -2,25 +2,30 @@
 //! same rules everywhere (`catalog.fetch.*`, docs/SECURITY.md "Server-side fetches"):
 //!
 //! - only `http` and `https` addresses;
-//! - the host is resolved here, every address it resolves to is checked, and the connection
-//!   goes to exactly those addresses (a second lookup cannot swap in another one): a loopback,
+//! - the host is resolved, every address it resolves to is checked, and the connection goes
+//!   to exactly those addresses (a second lookup cannot swap in another one): a loopback,
 //!   private, link-local (cloud metadata), shared, multicast or reserved address is refused
 //!   unless the operator lists the host in `allowed_hosts`;
 //! - redirects are followed by hand, at most `max_redirects`, each new address checked again;
 //! - connect, read and total timeouts, a minimum average transfer rate, and a size cap
 //!   counted on the bytes received.
 //!
+//! The rules are here ([`check_address`], [`resolve`]); the client that applies them is a
+//! [`Fetcher`], registered under a name (`register_fetcher!`): the host uses the one named
+//! `http` (catalog-io's, on `reqwest`), which a plugin replaces by registering `http` at a
+//! higher priority.
+//!
 //! ```ignore
-//! let got = fetch::to_file(&app.config.catalog.fetch, url, &path).await?;
-//! let (got, body) = fetch::to_bytes(&config, url, &[("Accept", "text/turtle".into())]).await?;
+//! let got = app.fetcher.to_file(&app.config.catalog.fetch, url, &path).await?;
+//! let (got, body) = app.fetcher.to_bytes(&config, url, &[("Accept", "text/turtle".into())]).await?;
 //! ```
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use async_trait::async_trait;
 use catalog_store::config::FetchConfig;
-use tokio::io::AsyncWriteExt;
 
 /// Why a fetch did not give a body.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +64,51 @@ pub struct Fetched {
     pub content_type: Option<String>,
     /// Bytes written.
     pub size: u64,
+}
+
+/// The client of server-side fetches: it applies this module's rules ([`check_address`] to
+/// the address and every redirect, [`resolve`] before each connection) and `config`'s
+/// timeouts, rate and size cap.
+#[async_trait]
+pub trait Fetcher: Send + Sync + 'static {
+    /// Fetches `url` into the file at `dest` (created or truncated). On an error the file may
+    /// hold part of the body; the caller removes it.
+    async fn to_file(
+        &self,
+        config: &FetchConfig,
+        url: &str,
+        dest: &Path,
+    ) -> Result<Fetched, FetchError>;
+
+    /// Fetches `url` into memory (at most `config.max_bytes`, counted after any
+    /// `Content-Encoding` is undone, so a compressed bomb stops at the cap), sending the extra
+    /// request `headers` (`Accept`, `Authorization` …). What the harvesters read their
+    /// sources with.
+    async fn to_bytes(
+        &self,
+        config: &FetchConfig,
+        url: &str,
+        headers: &[(&str, String)],
+    ) -> Result<(Fetched, Vec<u8>), FetchError>;
+}
+
+crate::extension_point!(
+    /// A [`Fetcher`], submitted with [`register_fetcher!`](crate::register_fetcher). The host
+    /// uses the one named `http`.
+    pub FetcherRegistration, Box<dyn Fetcher>,
+    collected("fetchers", "fetcher", listed = false)
+);
+
+/// Registers a [`Fetcher`]: `register_fetcher!("http", Mine, priority = 10)` replaces the
+/// default one.
+#[macro_export]
+macro_rules! register_fetcher {
+    ($name:expr, $value:expr) => {
+        $crate::register_fetcher!($name, $value, priority = 0);
+    };
+    ($name:expr, $value:expr, priority = $p:expr) => {
+        $crate::register_at!($crate::fetch::FetcherRegistration, $name, $value, $p);
+    };
 }
 
 /// Whether an address is one a server-side fetch must never reach on its own: loopback,
@@ -169,10 +219,10 @@ fn is_loopback_name(host: &str) -> bool {
 
 /// The host of an address, checked as far as can be done without a lookup: the scheme is
 /// `http` or `https`, there is a host, no user info, and a literal address (or `localhost`) is
-/// not internal (unless allowed). What a source's create-time check calls; [`to_file`] checks again, after
+/// not internal (unless allowed). What a source's create-time check calls; every fetch checks again, after
 /// resolving.
-pub fn check_address(config: &FetchConfig, url: &str) -> Result<reqwest::Url, FetchError> {
-    let parsed = reqwest::Url::parse(url.trim())
+pub fn check_address(config: &FetchConfig, url: &str) -> Result<url::Url, FetchError> {
+    let parsed = url::Url::parse(url.trim())
         .map_err(|_| FetchError::Refused(format!("Not a valid address: {url}")))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(FetchError::Refused(format!(
@@ -205,7 +255,7 @@ pub fn check_address(config: &FetchConfig, url: &str) -> Result<reqwest::Url, Fe
     Ok(parsed)
 }
 
-fn check_ip(config: &FetchConfig, host: &str, ip: IpAddr, port: u16) -> Result<(), FetchError> {
+pub fn check_ip(config: &FetchConfig, host: &str, ip: IpAddr, port: u16) -> Result<(), FetchError> {
     if is_internal(ip)
         && !config
             .allowed_hosts
@@ -219,8 +269,9 @@ fn check_ip(config: &FetchConfig, host: &str, ip: IpAddr, port: u16) -> Result<(
     Ok(())
 }
 
-/// The checked addresses to connect to for `url`'s host.
-async fn resolve(config: &FetchConfig, url: &reqwest::Url) -> Result<Vec<SocketAddr>, FetchError> {
+/// The checked addresses to connect to for `url`'s host: every address it resolves to
+/// passes [`check_ip`], or none is given. A fetcher connects to exactly these.
+pub async fn resolve(config: &FetchConfig, url: &url::Url) -> Result<Vec<SocketAddr>, FetchError> {
     let host = url.host_str().unwrap_or_default().to_string();
     let port = url.port_or_known_default().unwrap_or(80);
     let bare = host.trim_start_matches('[').trim_end_matches(']');
@@ -242,166 +293,6 @@ async fn resolve(config: &FetchConfig, url: &reqwest::Url) -> Result<Vec<SocketA
         check_ip(config, &host, a.ip(), port)?;
     }
     Ok(addrs)
-}
-
-/// Fetches `url` into the file at `dest` (created or truncated), following the rules of this
-/// module. On an error the file may hold part of the body; the caller removes it.
-pub async fn to_file(config: &FetchConfig, url: &str, dest: &Path) -> Result<Fetched, FetchError> {
-    let mut body = open(config, url, &[]).await?;
-    let mut file = tokio::fs::File::create(dest)
-        .await
-        .map_err(|e| FetchError::Failed(e.to_string()))?;
-    while let Some(chunk) = body.chunk().await? {
-        file.write_all(&chunk)
-            .await
-            .map_err(|e| FetchError::Failed(e.to_string()))?;
-    }
-    file.flush()
-        .await
-        .map_err(|e| FetchError::Failed(e.to_string()))?;
-    Ok(body.fetched)
-}
-
-/// Fetches `url` into memory (at most `config.max_bytes`, counted after any `Content-Encoding`
-/// is undone, so a compressed bomb stops at the cap), sending the extra request `headers`
-/// (`Accept`, `Authorization` …). What the harvesters read their sources with.
-pub async fn to_bytes(
-    config: &FetchConfig,
-    url: &str,
-    headers: &[(&str, String)],
-) -> Result<(Fetched, Vec<u8>), FetchError> {
-    let mut body = open(config, url, headers).await?;
-    let mut out = Vec::new();
-    while let Some(chunk) = body.chunk().await? {
-        out.extend_from_slice(&chunk);
-    }
-    Ok((body.fetched, out))
-}
-
-/// A response whose headers passed the checks, read chunk by chunk within the size cap.
-struct Body {
-    resp: reqwest::Response,
-    fetched: Fetched,
-    limit: u64,
-    /// When the body's reading began, and the slowest average rate kept after the grace.
-    started: Instant,
-    min_rate: u64,
-    grace: Duration,
-}
-
-impl Body {
-    /// The next decoded chunk (gzip, deflate, brotli undone): the cap counts what a parser
-    /// would hold, not what crossed the wire.
-    async fn chunk(&mut self) -> Result<Option<bytes::Bytes>, FetchError> {
-        let Some(chunk) = self.resp.chunk().await.map_err(|e| classify(&e))? else {
-            return Ok(None);
-        };
-        self.fetched.size += chunk.len() as u64;
-        if self.fetched.size > self.limit {
-            return Err(FetchError::TooLarge { limit: self.limit });
-        }
-        let elapsed = self.started.elapsed();
-        if self.min_rate > 0 && elapsed > self.grace {
-            let rate = self.fetched.size as f64 / elapsed.as_secs_f64();
-            if rate < self.min_rate as f64 {
-                return Err(FetchError::Timeout(format!(
-                    "slower than {} bytes per second ({rate:.0} after {}s)",
-                    self.min_rate,
-                    elapsed.as_secs()
-                )));
-            }
-        }
-        Ok(Some(chunk))
-    }
-}
-
-/// The one fetch loop: addresses checked and pinned, redirects followed by hand, until a
-/// successful response whose announced length is within the cap.
-async fn open(
-    config: &FetchConfig,
-    url: &str,
-    headers: &[(&str, String)],
-) -> Result<Body, FetchError> {
-    let started = Instant::now();
-    let total = Duration::from_secs(config.total_timeout_secs.max(1));
-    let mut current = check_address(config, url)?;
-    for _hop in 0..=config.max_redirects {
-        let left = total
-            .checked_sub(started.elapsed())
-            .ok_or_else(|| FetchError::Timeout(format!("after {}s", total.as_secs())))?;
-        let addrs = resolve(config, &current).await?;
-        let host = current.host_str().unwrap_or_default().to_string();
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(Duration::from_secs(config.connect_timeout_secs.max(1)))
-            .read_timeout(Duration::from_secs(config.read_timeout_secs.max(1)))
-            .timeout(left)
-            .no_proxy()
-            .user_agent(concat!("catalog/", env!("CARGO_PKG_VERSION")))
-            .resolve_to_addrs(host.trim_start_matches('[').trim_end_matches(']'), &addrs)
-            .build()
-            .map_err(|e| FetchError::Failed(e.to_string()))?;
-        let mut request = client.get(current.clone());
-        for (name, value) in headers {
-            request = request.header(*name, value);
-        }
-        let resp = request.send().await.map_err(|e| classify(&e))?;
-        let status = resp.status();
-        if status.is_redirection() {
-            let location = resp
-                .headers()
-                .get(reqwest::header::LOCATION)
-                .and_then(|l| l.to_str().ok())
-                .ok_or_else(|| {
-                    FetchError::Failed(format!("a redirect without a Location from {current}"))
-                })?;
-            let next = current.join(location).map_err(|_| {
-                FetchError::Refused(format!("a redirect to an invalid address: {location}"))
-            })?;
-            current = check_address(config, next.as_str())?;
-            continue;
-        }
-        if !status.is_success() {
-            return Err(FetchError::Status {
-                status: status.as_u16(),
-                url: current.to_string(),
-            });
-        }
-        if resp.content_length().is_some_and(|n| n > config.max_bytes) {
-            return Err(FetchError::TooLarge {
-                limit: config.max_bytes,
-            });
-        }
-        let content_type = resp
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        return Ok(Body {
-            resp,
-            fetched: Fetched {
-                final_url: current.to_string(),
-                content_type,
-                size: 0,
-            },
-            limit: config.max_bytes,
-            started: Instant::now(),
-            min_rate: config.min_bytes_per_sec,
-            grace: Duration::from_secs(config.min_rate_after_secs),
-        });
-    }
-    Err(FetchError::Failed(format!(
-        "more than {} redirects",
-        config.max_redirects
-    )))
-}
-
-fn classify(e: &reqwest::Error) -> FetchError {
-    if e.is_timeout() {
-        FetchError::Timeout(e.to_string())
-    } else {
-        FetchError::Failed(e.to_string())
-    }
 }
 
 #[cfg(test)]
@@ -501,58 +392,5 @@ mod tests {
         };
         assert!(check_address(&port_allowing, "http://127.0.0.1:9000/x").is_ok());
         assert!(check_address(&port_allowing, "http://127.0.0.1:9001/x").is_err());
-    }
-
-    #[tokio::test]
-    async fn a_host_resolving_to_loopback_is_refused_at_fetch_time() {
-        let c = FetchConfig::default();
-        let dir = tempfile::tempdir().unwrap();
-        let err = to_file(&c, "http://localhost:9/x.csv", &dir.path().join("f"))
-            .await
-            .unwrap_err();
-        assert!(matches!(err, FetchError::Refused(_)), "{err}");
-    }
-
-    #[tokio::test]
-    async fn a_peer_that_trickles_is_dropped_at_the_minimum_rate() {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        tokio::spawn(async move {
-            while let Ok((mut sock, _)) = listener.accept().await {
-                tokio::spawn(async move {
-                    let mut buf = [0u8; 1024];
-                    let _ = sock.read(&mut buf).await;
-                    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/csv\r\n\r\n";
-                    if sock.write_all(head.as_bytes()).await.is_err() {
-                        return;
-                    }
-                    // A byte every 100 ms: never silent for the read timeout, 10 bytes/s.
-                    for _ in 0..200 {
-                        if sock.write_all(b"x").await.is_err() {
-                            return;
-                        }
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                    }
-                });
-            }
-        });
-        let c = FetchConfig {
-            allowed_hosts: vec!["127.0.0.1".into()],
-            min_bytes_per_sec: 100,
-            min_rate_after_secs: 1,
-            ..FetchConfig::default()
-        };
-        let started = Instant::now();
-        let err = to_bytes(&c, &format!("http://127.0.0.1:{port}/slow.csv"), &[])
-            .await
-            .unwrap_err();
-        assert!(matches!(err, FetchError::Timeout(_)), "{err}");
-        assert!(err.to_string().contains("bytes per second"), "{err}");
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "{:?}",
-            started.elapsed()
-        );
     }
 }

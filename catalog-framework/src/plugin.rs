@@ -208,6 +208,11 @@ impl PluginSet {
         Self::choose(|_| true, None)
     }
 
+    /// Every registered plugin but the ones named, enabled.
+    pub fn all_but(names: &[&str]) -> anyhow::Result<PluginSet> {
+        Self::choose(|p| !names.contains(&p.name()), None)
+    }
+
     /// The plugins `catalog.plugins` names, or the ones enabled by default when it is unset.
     /// A name no plugin has is an error that lists the registered ones.
     pub fn from_config(config: &Config) -> anyhow::Result<PluginSet> {

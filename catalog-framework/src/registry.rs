@@ -363,6 +363,12 @@ impl Registry {
         Self::with_plugins(crate::plugin::PluginSet::all()?)
     }
 
+    /// Collects every registration linked into the binary but those of the plugins named (a
+    /// test binary's own plugin, beside the shipped ones).
+    pub fn build_without(plugins: &[&str]) -> anyhow::Result<Registry> {
+        Self::with_plugins(crate::plugin::PluginSet::all_but(plugins)?)
+    }
+
     /// Collects the registrations of the plugins `catalog.plugins` enables.
     pub fn for_config(config: &crate::config::Config) -> anyhow::Result<Registry> {
         Self::with_plugins(crate::plugin::PluginSet::from_config(config)?)

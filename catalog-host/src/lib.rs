@@ -15,15 +15,23 @@ mod server;
 pub mod testkit;
 mod workers;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+// The file-store backends, the fetcher and the mailer every app has, linked for their
+// registrations.
+use catalog_io as _;
 
 use catalog_framework::app::{App, Extensions, Jobs, PackageCache, RuntimeConfig, Setup};
 pub use catalog_framework::app::{Config, PluginList, Registry, ServerConfig};
+use catalog_framework::fetch::FetcherRegistration;
+use catalog_framework::files::{FileBackendInit, FileBackendRegistration, FileStore};
+use catalog_framework::mail::MailerRegistration;
 use catalog_framework::prelude::AppState;
 use catalog_framework::search::{
     Query, SearchBackend, SearchBackendInit, SearchBackendRegistration, SearchRequest,
 };
+use catalog_framework::store::registration::Registration;
 pub use catalog_framework::store::{Backend, Store};
 pub use http::{router, serve};
 pub use indexer::{spawn_background_sync, CheckReport, SearchService};
@@ -39,6 +47,40 @@ pub async fn build_app(
     data_dir: PathBuf,
 ) -> anyhow::Result<AppState> {
     build_app_with(config, database_url, data_dir, IndexStart::Blocking).await
+}
+
+/// The file store `catalog.storage.backend` names (`local` when it is empty), among the
+/// registered backends.
+fn file_store(registry: &Registry, config: &Config, data_dir: &Path) -> anyhow::Result<FileStore> {
+    let backends = registry.extensions::<FileBackendRegistration>();
+    let name = match config.catalog.storage.backend.as_str() {
+        "" => "local",
+        other => other,
+    };
+    let Some(factory) = backends.get(name) else {
+        let known: Vec<&str> = backends.keys().map(String::as_str).collect();
+        anyhow::bail!(
+            "catalog.storage.backend {name:?}: expected one of {}",
+            known.join(", ")
+        );
+    };
+    Ok(FileStore::new(
+        factory.open(&FileBackendInit { config, data_dir })?,
+    ))
+}
+
+/// The registration of `name` at an extension point that has one in use (the fetcher, the
+/// mailer): the one of the highest priority.
+fn registered<R: Registration>(
+    registry: &Registry,
+    name: &str,
+    what: &str,
+) -> anyhow::Result<Arc<R::Target>> {
+    registry
+        .extensions::<R>()
+        .get(name)
+        .cloned()
+        .ok_or_else(|| anyhow::anyhow!("no {what} `{name}` is registered (is catalog-io linked?)"))
 }
 
 /// How [`build_app_with`] fills an empty search index (a new node, a deleted index).
@@ -67,11 +109,9 @@ pub async fn build_app_with(
             .map_err(|e| anyhow::anyhow!("plugin {}: {e:#}", p.name()))?;
     }
     std::fs::create_dir_all(&data_dir)?;
-    let files = catalog_framework::files::FileStore::from_config(
-        &config.catalog.storage,
-        config.catalog.storage_path.as_deref(),
-        &data_dir,
-    )?;
+    let files = file_store(&registry, &config, &data_dir)?;
+    let fetcher = registered::<FetcherRegistration>(&registry, "http", "fetcher")?;
+    let mailer = registered::<MailerRegistration>(&registry, "smtp", "mailer")?;
     tracing::info!(files = %files.describe, "file store");
     let store = Store::connect(database_url).await?;
     store.migrate().await?;
@@ -110,6 +150,8 @@ pub async fn build_app_with(
         registry,
         data_dir,
         files,
+        fetcher,
+        mailer,
         search: search.clone(),
         commit_hooks: vec![Arc::new(indexer::IndexOnCommit)],
         // On PostgreSQL only where each node follows the change feed, which invalidates it.

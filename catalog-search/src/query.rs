@@ -400,171 +400,171 @@ fn lex(s: &str) -> Result<Vec<Tok>> {
     let chars: Vec<char> = s.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
-    // A `+`/`-`/`!` is an operator only where a clause may start.
-    let at_clause_start = |out: &Vec<Tok>| {
-        matches!(
-            out.last(),
-            None | Some(
-                Tok::LParen
-                    | Tok::And
-                    | Tok::Or
-                    | Tok::Not
-                    | Tok::Plus
-                    | Tok::Minus
-                    | Tok::Word { .. }
-                    | Tok::Phrase(_)
-                    | Tok::RParen
-                    | Tok::Range { .. }
-                    | Tok::Caret(_)
-                    | Tok::Tilde(_)
-            )
-        )
-    };
     while i < chars.len() {
         let c = chars[i];
         if c.is_whitespace() {
             i += 1;
             continue;
         }
-        match c {
-            '(' => {
-                out.push(Tok::LParen);
-                i += 1;
-            }
-            ')' => {
-                out.push(Tok::RParen);
-                i += 1;
-            }
+        let (tok, next) = match c {
+            '(' => (Tok::LParen, i + 1),
+            ')' => (Tok::RParen, i + 1),
             '+' | '-' | '!' if at_clause_start(&out) && i + 1 < chars.len() => {
-                out.push(match c {
+                let tok = match c {
                     '+' => Tok::Plus,
                     '-' => Tok::Minus,
                     _ => Tok::Not,
-                });
-                i += 1;
-            }
-            '&' if chars.get(i + 1) == Some(&'&') => {
-                out.push(Tok::And);
-                i += 2;
-            }
-            '|' if chars.get(i + 1) == Some(&'|') => {
-                out.push(Tok::Or);
-                i += 2;
-            }
-            '"' => {
-                let mut j = i + 1;
-                let mut text = String::new();
-                loop {
-                    match chars.get(j) {
-                        None => {
-                            return err(format!(
-                                "Cannot parse '{s}': Lexical error: unterminated phrase"
-                            ))
-                        }
-                        Some('\\') => {
-                            if let Some(n) = chars.get(j + 1) {
-                                text.push(*n);
-                            }
-                            j += 2;
-                        }
-                        Some('"') => break,
-                        Some(ch) => {
-                            text.push(*ch);
-                            j += 1;
-                        }
-                    }
-                }
-                out.push(Tok::Phrase(text));
-                i = j + 1;
-            }
-            '[' | '{' => {
-                let close = chars[i + 1..]
-                    .iter()
-                    .position(|ch| *ch == ']' || *ch == '}')
-                    .map(|p| p + i + 1);
-                let Some(close) = close else {
-                    return err(format!(
-                        "Cannot parse '{s}': Encountered \"<EOF>\" in a range"
-                    ));
                 };
-                let inner: String = chars[i + 1..close].iter().collect();
-                let parts: Vec<&str> = inner.split_whitespace().collect();
-                if parts.len() != 3 || parts[1] != "TO" {
-                    return err(format!(
-                        "Cannot parse '{s}': a range must be [lower TO upper]"
-                    ));
-                }
-                out.push(Tok::Range {
-                    lower: unquote(parts[0]),
-                    upper: unquote(parts[2]),
-                    incl_lower: c == '[',
-                    incl_upper: chars[close] == ']',
-                });
-                i = close + 1;
+                (tok, i + 1)
             }
-            '^' => {
-                let (num, j) = read_number(&chars, i + 1);
-                let Some(b) = num else {
-                    return err(format!(
-                        "Cannot parse '{s}': a boost needs a number after ^"
-                    ));
-                };
-                out.push(Tok::Caret(b));
-                i = j;
-            }
+            '&' if chars.get(i + 1) == Some(&'&') => (Tok::And, i + 2),
+            '|' if chars.get(i + 1) == Some(&'|') => (Tok::Or, i + 2),
+            '"' => lex_phrase(s, &chars, i)?,
+            '[' | '{' => lex_range(s, &chars, i)?,
+            '^' => lex_boost(s, &chars, i)?,
             '~' => {
                 let (num, j) = read_number(&chars, i + 1);
-                out.push(Tok::Tilde(num));
-                i = j;
+                (Tok::Tilde(num), j)
             }
             ']' | '}' | ':' => {
                 return err(format!("Cannot parse '{s}': Encountered \"{c}\""));
             }
-            _ => {
-                let mut text = String::new();
-                let mut wildcard = false;
-                let mut j = i;
-                while j < chars.len() {
-                    let ch = chars[j];
-                    if ch == '\\' {
-                        match chars.get(j + 1) {
-                            Some(n) => text.push(*n),
-                            None => {
-                                return err(format!(
-                                    "Cannot parse '{s}': Lexical error: trailing backslash"
-                                ))
-                            }
-                        }
-                        j += 2;
-                        continue;
-                    }
-                    if ch.is_whitespace()
-                        || (SPECIAL.contains(&ch) && !(ch == '-' || ch == '+' || ch == '!'))
-                    {
-                        break;
-                    }
-                    if ch == '*' || ch == '?' {
-                        wildcard = true;
-                    }
-                    text.push(ch);
-                    j += 1;
+            _ => lex_word(s, &chars, i)?,
+        };
+        out.push(tok);
+        i = next;
+    }
+    Ok(out)
+}
+
+/// Whether a clause may start after these tokens: only there is a `+`/`-`/`!` an operator.
+fn at_clause_start(out: &[Tok]) -> bool {
+    matches!(
+        out.last(),
+        None | Some(
+            Tok::LParen
+                | Tok::And
+                | Tok::Or
+                | Tok::Not
+                | Tok::Plus
+                | Tok::Minus
+                | Tok::Word { .. }
+                | Tok::Phrase(_)
+                | Tok::RParen
+                | Tok::Range { .. }
+                | Tok::Caret(_)
+                | Tok::Tilde(_)
+        )
+    )
+}
+
+/// A quoted phrase opening at `chars[i]`: its text (a backslash escapes the next character)
+/// and where the lexer goes on, after the closing quote. `s` is the query, for the message.
+fn lex_phrase(s: &str, chars: &[char], i: usize) -> Result<(Tok, usize)> {
+    let mut j = i + 1;
+    let mut text = String::new();
+    loop {
+        match chars.get(j) {
+            None => {
+                return err(format!(
+                    "Cannot parse '{s}': Lexical error: unterminated phrase"
+                ))
+            }
+            Some('\\') => {
+                if let Some(n) = chars.get(j + 1) {
+                    text.push(*n);
                 }
-                if chars.get(j) == Some(&':') {
-                    out.push(Tok::Field(text));
-                    i = j + 1;
-                    continue;
-                }
-                i = j;
-                out.push(match text.as_str() {
-                    "AND" => Tok::And,
-                    "OR" => Tok::Or,
-                    "NOT" => Tok::Not,
-                    _ => Tok::Word { text, wildcard },
-                });
+                j += 2;
+            }
+            Some('"') => break,
+            Some(ch) => {
+                text.push(*ch);
+                j += 1;
             }
         }
     }
-    Ok(out)
+    Ok((Tok::Phrase(text), j + 1))
+}
+
+/// A range opening at `chars[i]` (`[` inclusive, `{` exclusive): `lower TO upper` up to the
+/// first `]` or `}`, which says whether the upper bound is included.
+fn lex_range(s: &str, chars: &[char], i: usize) -> Result<(Tok, usize)> {
+    let close = chars[i + 1..]
+        .iter()
+        .position(|ch| *ch == ']' || *ch == '}')
+        .map(|p| p + i + 1);
+    let Some(close) = close else {
+        return err(format!(
+            "Cannot parse '{s}': Encountered \"<EOF>\" in a range"
+        ));
+    };
+    let inner: String = chars[i + 1..close].iter().collect();
+    let parts: Vec<&str> = inner.split_whitespace().collect();
+    if parts.len() != 3 || parts[1] != "TO" {
+        return err(format!(
+            "Cannot parse '{s}': a range must be [lower TO upper]"
+        ));
+    }
+    let tok = Tok::Range {
+        lower: unquote(parts[0]),
+        upper: unquote(parts[2]),
+        incl_lower: chars[i] == '[',
+        incl_upper: chars[close] == ']',
+    };
+    Ok((tok, close + 1))
+}
+
+/// A boost at `chars[i]` (`^`): the number after it, which it must have.
+fn lex_boost(s: &str, chars: &[char], i: usize) -> Result<(Tok, usize)> {
+    let (num, j) = read_number(chars, i + 1);
+    let Some(b) = num else {
+        return err(format!(
+            "Cannot parse '{s}': a boost needs a number after ^"
+        ));
+    };
+    Ok((Tok::Caret(b), j))
+}
+
+/// A bare word from `chars[i]` up to whitespace or a special character (`+`, `-` and `!` may be
+/// inside it; a backslash escapes the next one): a field name when a `:` follows, else `AND`,
+/// `OR`, `NOT` or a term (marked when it holds `*` or `?`).
+fn lex_word(s: &str, chars: &[char], i: usize) -> Result<(Tok, usize)> {
+    let mut text = String::new();
+    let mut wildcard = false;
+    let mut j = i;
+    while j < chars.len() {
+        let ch = chars[j];
+        if ch == '\\' {
+            match chars.get(j + 1) {
+                Some(n) => text.push(*n),
+                None => {
+                    return err(format!(
+                        "Cannot parse '{s}': Lexical error: trailing backslash"
+                    ))
+                }
+            }
+            j += 2;
+            continue;
+        }
+        if ch.is_whitespace() || (SPECIAL.contains(&ch) && !(ch == '-' || ch == '+' || ch == '!')) {
+            break;
+        }
+        if ch == '*' || ch == '?' {
+            wildcard = true;
+        }
+        text.push(ch);
+        j += 1;
+    }
+    if chars.get(j) == Some(&':') {
+        return Ok((Tok::Field(text), j + 1));
+    }
+    let tok = match text.as_str() {
+        "AND" => Tok::And,
+        "OR" => Tok::Or,
+        "NOT" => Tok::Not,
+        _ => Tok::Word { text, wildcard },
+    };
+    Ok((tok, j))
 }
 
 fn unquote(s: &str) -> String {

@@ -102,6 +102,9 @@ pub mod subquery {
     pub const LIVE_USERS: &str = "SELECT id FROM catalog_user WHERE state <> 'deleted'";
     /// Datasets that are not deleted.
     pub const LIVE_PACKAGES: &str = "SELECT id FROM package WHERE state <> 'deleted'";
+    /// Datasets that are active and public (what an anonymous visitor can read).
+    pub const PUBLIC_ACTIVE_PACKAGES: &str =
+        "SELECT id FROM package WHERE state = 'active' AND private = false";
     /// Groups (not organizations) that are not deleted.
     pub const LIVE_GROUPS: &str =
         "SELECT id FROM catalog_group WHERE state <> 'deleted' AND is_organization = false";

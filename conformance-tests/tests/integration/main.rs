@@ -6,6 +6,7 @@
 //! (which also guards `INSTA_UPDATE=always` from silently accepting the second backend).
 
 mod cli;
+mod not_built_list;
 mod read_only;
 mod server;
 

@@ -12,16 +12,30 @@
 //! The data of an activity (the dataset as `package_show` showed it after the change) is stored
 //! compactly: a patch against the previous activity of the same object, with a whole copy at
 //! regular intervals ([`patch`]); reads rebuild it exactly.
+//!
+//! # Where things live
+//!
+//! - `actions`: the activity lists (`package_activity_list`, `group_`, `organization_`,
+//!   `user_`, `recently_changed_packages_activity_list`), `activity_show`,
+//!   `activity_data_show` and `activity_diff` (with [`difflib`]), and the auth they share.
+//! - `dashboard`: `dashboard_*`; `followers`: `follow_*`, `unfollow_*`, `am_following_*`,
+//!   the follower and followee counts and lists; `maintenance`: `activity_delete*`.
+//! - The older release's actions: `details` (`activity_detail_list`), `html` (the
+//!   `*_activity_list_html` snippets) and `revisions` (`revision_*`, `*_revision_list`).
+//! - `record`: recording activities from the domain events; `store`: the `activity` table
+//!   (its files listed in `store/mod.rs`); [`patch`]: the compact data.
 #![forbid(unsafe_code)]
 
 mod actions;
 mod dashboard;
+mod details;
 pub mod difflib;
 mod followers;
-mod legacy;
+mod html;
 mod maintenance;
 pub mod patch;
 mod record;
+mod revisions;
 mod store;
 
 use catalog_framework::prelude::*;

@@ -69,33 +69,7 @@ impl SearchOptions {
             },
         }
         .and_then(|n| usize::try_from(n).ok());
-        let facet_fields = match p.get("facet.field") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(a)) => a
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect(),
-            Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-                Ok(Value::Array(a)) => a
-                    .iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect(),
-                Ok(_) => {
-                    errors.push("facet.field", "Not a list");
-                    Vec::new()
-                }
-                Err(_) => {
-                    // CKAN 2.12 runs the next validator (a list?) on the unparsed text too.
-                    errors.push("facet.field", "Could not parse as valid JSON");
-                    errors.push("facet.field", "Not a list");
-                    Vec::new()
-                }
-            },
-            Some(_) => {
-                errors.push("facet.field", "Not a list");
-                Vec::new()
-            }
-        };
+        let facet_fields = facet_fields(p, &mut errors);
         let mut flag = |key: &str| match bool_param(p, key, false) {
             Ok(b) => b,
             Err(_) => {
@@ -115,24 +89,7 @@ impl SearchOptions {
                 String::new()
             }
         };
-        let mut fq = Vec::new();
-        match p.get("fq") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) => fq.push(s.clone()),
-            // A repeated GET `fq`: each is a filter (CKAN would send Solr a JSON text).
-            Some(Value::Array(a)) => {
-                fq.extend(a.iter().filter_map(|v| v.as_str().map(str::to_string)))
-            }
-            Some(_) => errors.push("fq", "Must be a string"),
-        }
-        match p.get("fq_list") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(a)) => {
-                fq.extend(a.iter().filter_map(|v| v.as_str().map(str::to_string)))
-            }
-            Some(Value::String(s)) => fq.push(s.clone()),
-            Some(_) => errors.push("fq_list", "Not a list"),
-        }
+        let fq = filters(p, &mut errors);
         let sort = match p.get("sort").and_then(Value::as_str).map(str::trim) {
             None | Some("") | Some("rank") => cfg.default_package_sort.clone(),
             Some(s) => s.to_string(),
@@ -141,24 +98,7 @@ impl SearchOptions {
             p.get("facet"),
             Some(Value::String(s)) if s.eq_ignore_ascii_case("false")
         ) && !matches!(p.get("facet"), Some(Value::Bool(false)));
-        let fl = match p.get("fl") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(
-                s.split([',', ' '])
-                    .filter(|x| !x.is_empty())
-                    .map(str::to_string)
-                    .collect(),
-            ),
-            Some(Value::Array(a)) => Some(
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .flat_map(|s| s.split([',', ' ']))
-                    .filter(|x| !x.is_empty())
-                    .map(str::to_string)
-                    .collect(),
-            ),
-            Some(_) => None,
-        };
+        let fl = field_list(p);
         let qf = p.get("qf").and_then(Value::as_str).map(str::to_string);
         // Each facet, filter and field is worked for once, however often it is repeated.
         let facet_fields = dedup(facet_fields);
@@ -187,6 +127,78 @@ impl SearchOptions {
             include_deleted,
             qf,
         })
+    }
+}
+
+/// `facet.field`: a list of field names, or a JSON text of one (as a GET parameter sends it).
+fn facet_fields(p: &Params, errors: &mut ValidationBuilder) -> Vec<String> {
+    match p.get("facet.field") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Array(a)) => a
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+            Ok(_) => {
+                errors.push("facet.field", "Not a list");
+                Vec::new()
+            }
+            Err(_) => {
+                // CKAN 2.12 runs the next validator (a list?) on the unparsed text too.
+                errors.push("facet.field", "Could not parse as valid JSON");
+                errors.push("facet.field", "Not a list");
+                Vec::new()
+            }
+        },
+        Some(_) => {
+            errors.push("facet.field", "Not a list");
+            Vec::new()
+        }
+    }
+}
+
+/// The filters: `fq` (one, or a repeated GET parameter) then `fq_list`.
+fn filters(p: &Params, errors: &mut ValidationBuilder) -> Vec<String> {
+    let mut fq = Vec::new();
+    match p.get("fq") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) => fq.push(s.clone()),
+        // A repeated GET `fq`: each is a filter (CKAN would send Solr a JSON text).
+        Some(Value::Array(a)) => fq.extend(a.iter().filter_map(|v| v.as_str().map(str::to_string))),
+        Some(_) => errors.push("fq", "Must be a string"),
+    }
+    match p.get("fq_list") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(a)) => fq.extend(a.iter().filter_map(|v| v.as_str().map(str::to_string))),
+        Some(Value::String(s)) => fq.push(s.clone()),
+        Some(_) => errors.push("fq_list", "Not a list"),
+    }
+    fq
+}
+
+/// `fl`: the fields to return, comma- or space-separated (in one text or a list of them).
+fn field_list(p: &Params) -> Option<Vec<String>> {
+    match p.get("fl") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(
+            s.split([',', ' '])
+                .filter(|x| !x.is_empty())
+                .map(str::to_string)
+                .collect(),
+        ),
+        Some(Value::Array(a)) => Some(
+            a.iter()
+                .filter_map(Value::as_str)
+                .flat_map(|s| s.split([',', ' ']))
+                .filter(|x| !x.is_empty())
+                .map(str::to_string)
+                .collect(),
+        ),
+        Some(_) => None,
     }
 }
 

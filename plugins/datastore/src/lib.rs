@@ -7,9 +7,33 @@
 //! Who may do what follows CKAN: writing needs `package_update` on the resource's dataset,
 //! reading needs read access to the dataset (a private dataset's rows stay private). A
 //! resource or dataset that is deleted loses its tables. See docs/DATASTORE.md.
+//!
+//! # Where things live
+//!
+//! - An action is in the file named by it, under `actions/`: `datastore_create.rs`,
+//!   `datastore_upsert.rs`, `datastore_delete.rs` (with `datastore_records_delete`, one
+//!   implementation), `datastore_info.rs`; `datastore_search` is the folder
+//!   `actions/datastore_search/`, its steps one file each (`params`, `parse`, `plan`, `run`,
+//!   `shape`). What the actions share is `actions/common.rs`.
+//! - `datastore_search_sql` is `sql/`: the action in `sql/mod.rs`, the lexer `lex.rs`, the
+//!   settings `settings.rs`, the tables a query names and who may read them `tables.rs`
+//!   (its auth), a run per store `postgres.rs` and `sqlite.rs`, their answer `answer.rs`.
+//! - `xloader_submit` and `xloader_status`, and the queueing of loads, are `loader/mod.rs`;
+//!   the load job is `loader/job.rs`, its record `loader/state.rs`, the first pass over a
+//!   file `loader/read.rs` (column types `loader/guess.rs`), the filling of the table
+//!   `loader/write.rs`.
+//! - The dump route (`/datastore/dump/{resource_id}`) is `dump.rs`; who may read or write is
+//!   `auth.rs`; the tables themselves (create, alter, drop, rows, the table of tables) are
+//!   `table.rs`, the field types and their values `types.rs`, and `filters` as SQL
+//!   `filters.rs`.
+//!
+//! Files import one way: the actions, `dump` and `sql` go down to `table`, `filters` and
+//! `types`; `dump` and `sql` use the search's paging (`actions::search`, `rows_max`); the
+//! steps of a search import only earlier steps. This file registers everything.
 #![forbid(unsafe_code)]
 
 mod actions;
+mod auth;
 mod dump;
 mod filters;
 mod loader;
@@ -72,79 +96,17 @@ impl Plugin for DatastorePlugin {
     }
 }
 
-/// Whether the dataset's auth function `action` lets the caller through.
-async fn dataset_allows(ctx: &mut ActionContext, action: &str, data: &Params) -> CkanResult<bool> {
-    let package_id = data
-        .get("package_id")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if package_id.is_empty() {
-        return Ok(false);
-    }
-    let mut p = Params::new();
-    p.insert("id".into(), json!(package_id));
-    match ctx.check_access(action, &p).await {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind == ErrorKind::Authorization => Ok(false),
-        Err(e) => Err(e),
-    }
-}
-
-fn refuse(ctx: &ActionContext, what: &str, data: &Params) -> CkanError {
-    let rid = data
-        .get("resource_id")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    not_authorized(format!(
-        "User {} not authorized to {what} resource {rid}",
-        ctx.user_name()
-    ))
-}
-
-/// `datastore_create`, `_upsert`, `_delete`: CKAN's `datastore_auth` with `resource_update`,
-/// which is the dataset's `package_update`.
-struct WriteAuth;
-
-#[async_trait]
-impl AuthFunction for WriteAuth {
-    async fn check(&self, ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
-        if dataset_allows(ctx, "package_update", data).await? {
-            Ok(())
-        } else {
-            Err(refuse(ctx, "update", data))
-        }
-    }
-}
-
-/// `datastore_search`, `datastore_info`: read access to the resource's dataset (anonymous
-/// visitors read public datasets' rows).
-struct ReadAuth;
-
-#[async_trait]
-impl AuthFunction for ReadAuth {
-    fn allow_anonymous(&self) -> bool {
-        true
-    }
-    async fn check(&self, ctx: &mut ActionContext, data: &Params) -> CkanResult<()> {
-        if dataset_allows(ctx, "package_show", data).await? {
-            Ok(())
-        } else {
-            Err(refuse(ctx, "read", data))
-        }
-    }
-}
-
 register_plugin!(DatastorePlugin);
 register_routes!("datastore_dump", dump::routes);
-register_auth!("datastore_create", WriteAuth);
-register_auth!("datastore_upsert", WriteAuth);
-register_auth!("datastore_delete", WriteAuth);
-register_auth!("datastore_records_delete", WriteAuth);
-register_auth!("datastore_search", ReadAuth);
-register_auth!("datastore_info", ReadAuth);
+register_auth!("datastore_create", auth::WriteAuth);
+register_auth!("datastore_upsert", auth::WriteAuth);
+register_auth!("datastore_delete", auth::WriteAuth);
+register_auth!("datastore_records_delete", auth::WriteAuth);
+register_auth!("datastore_search", auth::ReadAuth);
+register_auth!("datastore_info", auth::ReadAuth);
 register_auth!("datastore_search_sql", sql::SqlAuth);
-register_auth!("xloader_submit", WriteAuth);
-register_auth!("xloader_status", WriteAuth);
+register_auth!("xloader_submit", auth::WriteAuth);
+register_auth!("xloader_status", auth::WriteAuth);
 
 register_typed_actions! {
     write datastore_create(actions::DatastoreCreateParams) => actions::datastore_create;

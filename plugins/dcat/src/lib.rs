@@ -5,6 +5,20 @@
 //!
 //! Its extension point is the RDF profile: a profile crate depends on this one and uses only
 //! [`prelude`] (see examples/dcat-profile and the book's DCAT profile chapter).
+//!
+//! # Where things live
+//!
+//! - `lib.rs`: the two actions (`dcat_dataset_show`, `dcat_catalog_show`) and [`prelude`].
+//! - `routes.rs`: the HTTP side (the RDF endpoints, content negotiation on `/dataset/{id}` and
+//!   `/`); `negotiation.rs`: the `Accept` parsing; `render.rs`: building and serializing the
+//!   endpoints' graphs.
+//! - `rdf/`: the extension point. `rdf/mod.rs` holds [`DcatProfile`](rdf::DcatProfile), the
+//!   settings and the URI rules; `rdf/graph.rs` the graph and its value helpers;
+//!   `rdf/serialize.rs` the serializations and parsing them back; `rdf/cache.rs` the cache of
+//!   serialized dataset documents.
+//! - `profiles/`: DCAT-AP in `profiles/dcat_ap/` (one file per part of the graph, listed in
+//!   its `mod.rs`), `schemaorg.rs`, the reverse mapping `parse.rs` (graph → dataset dict), and
+//!   what they share: `geo.rs` (geometry literals) and `vocab.rs` (controlled vocabularies).
 #![forbid(unsafe_code)]
 
 pub mod negotiation;

@@ -253,10 +253,10 @@ async fn run(
         // No server may run beside this command: keep the search index near the store.
         ticks += 1;
         if ticks.is_multiple_of(10) {
-            crate::run::catch_up_derived_state(app).await;
+            crate::run::finish::catch_up_derived_state(app).await;
         }
     }
-    crate::run::catch_up_derived_state(app).await;
+    crate::run::finish::catch_up_derived_state(app).await;
     bar.finish();
     workers.stop().await;
     let mut conn = app.store.pool.acquire().await?;
@@ -271,7 +271,7 @@ async fn run(
 
 /// Reads the source without writing: what a run would add, update, leave and delete.
 async fn dry_run(app: &AppState, source: &str, force_all: bool) -> anyhow::Result<()> {
-    let report = crate::run::dry_run(app, source, force_all).await?;
+    let report = crate::run::dry_run::dry_run(app, source, force_all).await?;
     println!("{}", serde_json::to_string_pretty(&report)?);
     Ok(())
 }

@@ -36,8 +36,8 @@ pub struct GatherContext<'a> {
     pub app: &'a AppState,
     pub source: &'a Source,
     /// The fetch rules (`catalog.fetch.*` with `catalog.harvest.*`'s timeouts, size cap and
-    /// allowed hosts): every request to the source goes through `catalog_framework::fetch`
-    /// with these.
+    /// allowed hosts): every request to the source goes through the app's fetcher
+    /// (`app.fetcher`, under `catalog_framework::fetch`'s rules) with these.
     pub fetch: &'a FetchConfig,
     pub settings: &'a HarvestSettings,
     /// When the run is incremental (not `force_all`, and an earlier run of the source finished

@@ -4,11 +4,29 @@
 //! created, updated when its content changed, left alone when not, deleted when a complete run
 //! no longer finds it. See docs/HARVEST.md and docs/adr/0010-harvesting.md.
 //!
-//! - `source/`: the `harvest` dataset type and the source actions;
-//! - `job/`, `object.rs`: jobs and harvest objects;
-//! - `run.rs`: the engine (page jobs, imports, deletions);
-//! - `harvester.rs`: the extension point, [`harvester::Harvester`], and `harvesters/` the
-//!   three built-in ones;
+//! # Where things live
+//!
+//! The source actions are in `source/` and the job actions in `job/`, by verb; a phase of a
+//! run is one file of `run/`.
+//!
+//! - `source/`: the `harvest` dataset type and its sync to the source row (`mod.rs`);
+//!   `create.rs` (`harvest_source_create`, `_update`, `_patch`), `show.rs` (`_show`,
+//!   `_show_status`, `_list`), `delete.rs` (`_delete`, `_clear`, `_job_history_clear`).
+//! - `job/`: `create.rs` (`harvest_job_create`, `harvest_send_job_to_gather_queue`,
+//!   `harvest_job_create_all`, `harvest_jobs_run`), `show.rs` (`harvest_job_show`, `_list`,
+//!   `_report`), `abort.rs` (`harvest_job_abort`).
+//! - `object.rs`: `harvest_object_show`, `harvest_object_list`, `harvesters_info_show`.
+//! - `run/`: the engine. `mod.rs` starts a run and holds the `Run` context every phase
+//!   shares; `gather.rs` is a page job (`harvest_gather`), `import.rs` a page's records to
+//!   datasets, `finish.rs` the end of a run (`harvest_finish`: deletions, stuck jobs),
+//!   `clear.rs` the clearing of a source's datasets (`harvest_clear`), `dry_run.rs` a read
+//!   that writes nothing.
+//! - `store/`: the harvest tables, one file per table (`sources.rs`, `jobs.rs`, `objects.rs`,
+//!   `errors.rs`), `history.rs` for deleting across them, `values.rs` for statuses and states.
+//! - `harvester.rs`: the extension point, [`harvester::Harvester`]; `harvesters/` the three
+//!   built-in ones; `config.rs` the config keys every harvester takes.
+//! - `dicts.rs`: the dicts the actions answer with; `auth.rs`: their auth functions;
+//!   `settings.rs`: `catalog.harvest.*`.
 //! - `scheduler.rs`: `serve`'s schedule; `cli.rs`: `catalog harvest …`.
 #![forbid(unsafe_code)]
 
@@ -107,9 +125,9 @@ register_plugin!(HarvestPlugin);
 register_dataset_schema!("harvest", source::HarvestSourceSchema);
 register_event_subscriber!("harvest", source::SourceSync);
 register_chained_action!("package_search", HideSources);
-register_job_handler!(run::GATHER_JOB, run::GatherPage);
-register_job_handler!(run::FINISH_JOB, run::FinishRun);
-register_job_handler!(run::CLEAR_JOB, run::ClearSource);
+register_job_handler!(run::GATHER_JOB, run::gather::GatherPage);
+register_job_handler!(run::FINISH_JOB, run::finish::FinishRun);
+register_job_handler!(run::CLEAR_JOB, run::clear::ClearSource);
 catalog_framework::register_service!("harvest_scheduler", scheduler::Scheduler);
 catalog_framework::register_cli_command!("harvest", cli::HarvestCommand);
 

@@ -4,6 +4,20 @@
 //! (no envelope; errors as JSON strings, validation errors as the raw dict with 409). Every read
 //! and write goes through the Action API's actions and authorization, so activity, search and
 //! DCAT see what the legacy API changes.
+//!
+//! # Where things live
+//!
+//! - `common.rs`: what every endpoint shares: the API version, the request, the bare-JSON
+//!   answers and errors.
+//! - `rest/`: the Model API. `rest/mod.rs` parses the path and dispatches by register;
+//!   `rest/shared.rs` holds what the registers share; one file per register (`dataset.rs`,
+//!   `group.rs`, `rating.rs`, `relationship.rs`, the smaller ones in `misc.rs`); `refs.rs`
+//!   the version's references to datasets and groups.
+//! - `search/`: the Search API. `search/mod.rs` holds the routes; `params.rs` reads the
+//!   parameters, `solr.rs` translates v1/v2 ones into Solr's, `answer.rs` shapes answers and
+//!   failures; one file per search (`dataset.rs`, `resource.rs`, `revision.rs`,
+//!   `tag_counts.rs`).
+//! - `util.rs`: the Util API.
 #![forbid(unsafe_code)]
 
 use axum::Router;

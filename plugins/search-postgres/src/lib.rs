@@ -8,8 +8,15 @@
 //! of the title for ranking. Out of line: the stored `package_show` dict, the JSON document of
 //! every string field (GIN `jsonb_path_ops`), and the full `tsvector`, whose lexemes carry
 //! their field name (`title:run`, `text:water`) so one GIN index serves every text field.
-//! Text analysis happens in Rust ([`analysis`]); queries become SQL with every user value bound
-//! ([`compile`]); the tables are in [`schema`].
+//! Text analysis happens in Rust; queries become SQL with every user value bound.
+//!
+//! # Where things live
+//!
+//! - `lib.rs`: the backend, its factory and its cache of answers: indexing, searching (facets
+//!   included), rebuilding.
+//! - [`analysis`]: text analysis (tokens, stems, the `tsvector` and `tsquery` texts).
+//! - [`compile`]: queries to SQL, in `compile/` (its files listed in `compile/mod.rs`).
+//! - [`schema`]: the tables, and a dataset's row.
 #![forbid(unsafe_code)]
 
 pub mod analysis;

@@ -1,7 +1,9 @@
-//! Translates the framework's query AST into tantivy queries.
+//! Translates the framework's query AST into tantivy queries, and the error of a query the
+//! engine fails on.
 
 use std::ops::Bound;
 
+use catalog_framework::error::search_error;
 use catalog_framework::prelude::*;
 use catalog_framework::search::fields::{kind, FieldKind};
 use catalog_framework::search::Query;
@@ -14,7 +16,7 @@ use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::Term;
 
-use crate::{en_analyzer, engine_error, general_analyzer, Fields};
+use crate::schema::{en_analyzer, general_analyzer, Fields};
 
 pub(crate) struct Builder<'a> {
     f: &'a Fields,
@@ -163,7 +165,7 @@ impl<'a> Builder<'a> {
         let to_term = |v: &RangeValue| -> Term {
             match v {
                 RangeValue::Date(d) => {
-                    let dt = crate::tantivy_date(d.timestamp_micros());
+                    let dt = crate::schema::tantivy_date(d.timestamp_micros());
                     // `from_field_date`, not `from_field_date_for_search`: the latter cuts to
                     // whole seconds (the inverted index's precision), but ranges run on the
                     // microsecond fast fields, and NOW must include this second's writes.
@@ -201,4 +203,11 @@ impl<'a> Builder<'a> {
         // whichever bound is given.
         Box::new(RangeQuery::new(lo, hi))
     }
+}
+
+/// A failure inside tantivy, as CKAN reports a failing search engine.
+pub(crate) fn engine_error(e: impl std::fmt::Display) -> CkanError {
+    search_error(format!(
+        "Search engine returned an error running query: {e}"
+    ))
 }

@@ -1,7 +1,12 @@
 use super::*;
+use crate::facets::FacetCollector;
+use crate::generation::{merge_policy, MERGE_MAX_DOCS};
+use crate::schema::schema;
+use crate::search::{general_top_docs, top_docs};
 use catalog_framework::search::query::{parse_lucene, parse_q};
-use catalog_framework::search::SortKey;
+use catalog_framework::search::{SortField, SortKey};
 use chrono::Utc;
+use tantivy::Index;
 
 fn pkg(
     id: &str,
@@ -52,8 +57,8 @@ fn names(h: &SearchHits) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
-async fn indexes_searches_facets_and_rebuilds() {
+/// A new index holding three datasets, two of them `acme`'s.
+async fn three_datasets() -> (tempfile::TempDir, TantivyBackend) {
     let dir = tempfile::tempdir().unwrap();
     let b = TantivyBackend::open(dir.path()).unwrap();
     b.apply(
@@ -87,6 +92,12 @@ async fn indexes_searches_facets_and_rebuilds() {
     )
     .await
     .unwrap();
+    (dir, b)
+}
+
+#[tokio::test]
+async fn indexes_searches_and_facets() {
+    let (_dir, b) = three_datasets().await;
     let h = b.search(&req("", &[])).await.unwrap();
     assert_eq!(h.count, 3);
     assert_eq!(names(&h), ["air", "budget", "water"]);
@@ -168,6 +179,11 @@ async fn indexes_searches_facets_and_rebuilds() {
         (h.count, names(&h)),
         (3, vec!["water".to_string(), "budget".to_string()])
     );
+}
+
+#[tokio::test]
+async fn deletes_and_rebuilds() {
+    let (dir, b) = three_datasets().await;
     // Delete, indexed, rebuild.
     b.apply(vec![], vec!["3".into()]).await.unwrap();
     assert_eq!(b.indexed().await.unwrap().len(), 2);

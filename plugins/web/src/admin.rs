@@ -10,8 +10,8 @@ use catalog_framework::prelude::*;
 
 use crate::forms::{field_errors, form_page, posted, redirect, to_login};
 use crate::i18n;
-use crate::pages::{error_page, params, visit};
 use crate::render::Visit;
+use crate::visit::{error_page, params, visit};
 
 pub(crate) fn routes(mut r: Router<AppState>) -> Router<AppState> {
     for p in i18n::prefixes() {

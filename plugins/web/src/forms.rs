@@ -10,7 +10,7 @@ use catalog_framework::web::{read_body, read_multipart};
 
 use crate::render::{page, Visit};
 use crate::session::{Sessions, CSRF_FIELD};
-use crate::Web;
+use crate::state::Web;
 
 pub(crate) fn sessions(app: &AppState) -> Option<&Sessions> {
     app.extension::<Web>().map(|w| w.sessions(app))
@@ -202,7 +202,7 @@ pub(crate) async fn posted(
     req: axum::extract::Request,
 ) -> Result<(axum::http::request::Parts, Visit, Form), Response> {
     let (parts, body) = req.into_parts();
-    let visit = crate::pages::visit(app, &parts.uri, &parts.headers).await;
+    let visit = crate::visit::visit(app, &parts.uri, &parts.headers).await;
     let form = checked_form(app, &visit, &parts.headers, body).await?;
     Ok((parts, visit, form))
 }
@@ -214,7 +214,7 @@ pub(crate) async fn posted_with_files(
     req: axum::extract::Request,
 ) -> Result<(axum::http::request::Parts, Visit, Form), Response> {
     let (parts, body) = req.into_parts();
-    let visit = crate::pages::visit(app, &parts.uri, &parts.headers).await;
+    let visit = crate::visit::visit(app, &parts.uri, &parts.headers).await;
     if visit.user.is_none() {
         return Err(to_login(&visit, parts.uri.path()));
     }

@@ -13,8 +13,8 @@ use catalog_framework::prelude::*;
 
 use crate::forms::{posted, redirect, to_login};
 use crate::i18n;
-use crate::pages::{error_page, params, visit};
 use crate::render::page;
+use crate::visit::{error_page, params, visit};
 
 pub(crate) fn routes(mut r: Router<AppState>) -> Router<AppState> {
     for p in i18n::prefixes() {

@@ -458,7 +458,7 @@ mod tests {
         let catalogs = Catalogs::load();
         let translated: std::collections::HashSet<&str> =
             catalogs.translated("de").into_iter().collect();
-        let missing: Vec<String> = crate::messages_in_templates()
+        let missing: Vec<String> = crate::built_in::messages_in_templates()
             .into_iter()
             .filter(|m| !translated.contains(m.as_str()))
             .collect();

@@ -7,81 +7,59 @@
 //! templates in layers ([`templates`]): a plugin overrides or extends any template block by
 //! block with [`register_templates!`], the operator with `catalog.web.extra_template_paths`.
 //! See the book's theming chapter and examples/theme.
+//!
+//! # Where things live
+//!
+//! - Which handler answers which URL: `routes`, the only module that imports the page and
+//!   form files. It chains the routes the form files declare (`user::routes` …) and routes
+//!   the pages' handlers.
+//! - The pages a person browses, one file per page family in `pages/`: `home`, `search`
+//!   (`/dataset/`, and the search the organization, group and dashboard pages run), `dataset`
+//!   (with its activity stream), `resource` (with its table previews), `group` (organizations
+//!   and groups), `sitemap` (with `/robots.txt`), `stylesheet`; `pages/mod.rs` holds what
+//!   the pages share (pagination, alternates).
+//! - The form pages: `user` (login, logout, registration, a user's page, the dashboard and
+//!   API tokens), `publish` (creating, editing and deleting datasets and resources,
+//!   following), `admin` (the sysadmin's config and trash), `harvest` (the harvest sources'
+//!   pages); `forms` is what they share (reading a posted form, the CSRF check, redirects).
+//! - What every handler starts from: `visit` (the visitor and language, an action's params,
+//!   the error page). Below it: `render` (the template environment's functions and filters,
+//!   rendering a page and answering with it), `session` (session cookies, CSRF tokens, login
+//!   limits), `i18n` (locales and message catalogs), [`templates`] (the layers).
+//! - `state`: [`Web`], the state made at start-up, with `cache`'s tables of the dataset pages'
+//!   derived parts and rendered pages; `built_in`: the built-in template set and the list of
+//!   templates checked at start-up.
+//!
+//! Imports run one way: `routes` → the page and form files (`user`'s dashboard runs
+//! `pages::search`'s search) → `forms` → `visit` → `render` → `state` → `cache`, `session`,
+//! `i18n`, `templates`.
 #![forbid(unsafe_code)]
 
 mod admin;
+mod built_in;
+mod cache;
 mod forms;
 mod harvest;
 mod i18n;
 mod pages;
 mod publish;
 mod render;
+mod routes;
 mod session;
+mod state;
 pub mod templates;
 mod user;
+mod visit;
 
 use std::sync::Arc;
 
 use catalog_framework::prelude::*;
 
+pub use state::Web;
+
 #[doc(hidden)]
 pub mod __private {
     pub use catalog_framework::register_at;
-}
-
-/// What the pages share, made once at start-up: the template environment and the catalogs.
-pub struct Web {
-    env: minijinja::Environment<'static>,
-    layers: Arc<templates::Layers>,
-    sessions: std::sync::OnceLock<session::Sessions>,
-    /// The dataset pages' derived parts, by the hash of the dict they came from.
-    derived: std::sync::Mutex<std::collections::HashMap<[u8; 32], Arc<pages::Derived>>>,
-    /// Anonymous visitors' dataset pages as rendered, by a hash of everything they show.
-    rendered: std::sync::Mutex<pages::RenderedPages>,
-}
-
-impl Web {
-    fn derived_get(&self, key: &[u8; 32]) -> Option<Arc<pages::Derived>> {
-        let map = self.derived.lock().unwrap_or_else(|e| e.into_inner());
-        map.get(key).cloned()
-    }
-
-    fn derived_put(&self, key: [u8; 32], value: Arc<pages::Derived>) {
-        let mut map = self.derived.lock().unwrap_or_else(|e| e.into_inner());
-        if map.len() >= pages::DERIVED_ENTRIES {
-            map.clear();
-        }
-        map.insert(key, value);
-    }
-
-    fn rendered_get(&self, key: &[u8; 32]) -> Option<Arc<pages::Rendered>> {
-        let map = self.rendered.lock().unwrap_or_else(|e| e.into_inner());
-        map.get(key)
-    }
-
-    fn rendered_put(&self, key: [u8; 32], value: Arc<pages::Rendered>) {
-        let mut map = self.rendered.lock().unwrap_or_else(|e| e.into_inner());
-        map.put(key, value);
-    }
-
-    /// The session secret and login limits, set up on first use (the secret may live in the
-    /// data directory, which the app knows).
-    fn sessions(&self, app: &AppState) -> &session::Sessions {
-        self.sessions.get_or_init(|| {
-            session::Sessions::load(&app.config, &app.data_dir).unwrap_or_else(|e| {
-                tracing::warn!(
-                    "web sessions: {e:#}; using a secret of this process only (sessions end at restart)"
-                );
-                session::Sessions::ephemeral(&app.config)
-            })
-        })
-    }
-
-    /// The template layers from the top down (the operator's folders, then the sets by
-    /// priority): what `status` and the tests report.
-    pub fn layers(&self) -> Vec<&str> {
-        self.layers.names()
-    }
 }
 
 struct WebPlugin;
@@ -111,17 +89,11 @@ impl Plugin for WebPlugin {
         )?);
         let env = render::environment(layers.clone());
         // Every template must at least parse: a broken theme stops the start, not a visitor.
-        for name in pages::TEMPLATES {
+        for name in built_in::TEMPLATES {
             env.get_template(name)
                 .map_err(|e| anyhow::anyhow!("web template {name}: {e:#}"))?;
         }
-        setup.insert(Web {
-            env,
-            layers,
-            sessions: std::sync::OnceLock::new(),
-            derived: Default::default(),
-            rendered: Default::default(),
-        });
+        setup.insert(Web::new(env, layers));
         Ok(())
     }
     fn summary(&self, registry: &Registry) -> Vec<(&'static str, Value)> {
@@ -153,53 +125,18 @@ fn extra_template_paths(config: &catalog_framework::store::config::Config) -> Ve
 
 register_plugin!(WebPlugin);
 catalog_framework::register_event_subscriber!("web-sessions", session::EndSessions);
-register_routes!("web", pages::routes);
-register_templates!("web", 0, pages::BUILT_IN);
-catalog_framework::register_page!("web-home", pages::SharedHtml { path: "/" });
+register_routes!("web", routes::routes);
+register_templates!("web", 0, built_in::BUILT_IN);
+catalog_framework::register_page!("web-home", routes::SharedHtml { path: "/" });
 catalog_framework::register_page!(
     "web-dataset",
-    pages::SharedHtml {
+    routes::SharedHtml {
         path: "/dataset/{file}"
     }
 );
 catalog_framework::register_page!(
     "web-dataset-series",
-    pages::SharedHtml {
+    routes::SharedHtml {
         path: "/dataset_series/{file}"
     }
 );
-
-/// Every message the built-in templates pass to `_()`: what each catalog must translate.
-#[cfg(test)]
-pub(crate) fn messages_in_templates() -> Vec<String> {
-    let re = regex_lite_messages();
-    let mut out: Vec<String> = pages::BUILT_IN
-        .iter()
-        .flat_map(|(_, src)| re(src))
-        .chain(pages::MESSAGES.iter().map(|m| m.to_string()))
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
-/// The msgids of `_("…")` and `ngettext("…", …)` calls in a template's text (double-quoted
-/// literals only, as the templates write them; `ngettext`'s singular is its msgid).
-#[cfg(test)]
-fn regex_lite_messages() -> impl Fn(&str) -> Vec<String> {
-    |src: &str| {
-        let mut out = Vec::new();
-        let mut rest = src;
-        while let Some((at, len)) = ["_(\"", "ngettext(\""]
-            .iter()
-            .filter_map(|o| rest.find(o).map(|at| (at, o.len())))
-            .min()
-        {
-            let after = &rest[at + len..];
-            let Some(end) = after.find('"') else { break };
-            out.push(after[..end].to_string());
-            rest = &after[end..];
-        }
-        out
-    }
-}

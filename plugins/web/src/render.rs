@@ -11,8 +11,8 @@ use minijinja::{Environment, State};
 use sha2::{Digest, Sha256};
 
 use crate::i18n::{self, Catalogs, Locale};
+use crate::state::Web;
 use crate::templates::{environment as layered, Layers};
-use crate::Web;
 
 fn catalogs() -> &'static Catalogs {
     static CATALOGS: OnceLock<Catalogs> = OnceLock::new();

@@ -13,9 +13,10 @@ use crate::forms::{
     came_from, checked_form, field, form_page, read_form, redirect, sessions, to_login, with_cookie,
 };
 use crate::i18n;
-use crate::pages::{error_page, params, run_search, visit};
+use crate::pages::search::run_search;
 use crate::render::{page, Visit};
 use crate::session::CSRF_FIELD;
+use crate::visit::{error_page, last_segment, params, visit};
 
 pub(crate) fn routes(mut r: Router<AppState>) -> Router<AppState> {
     for p in i18n::prefixes() {
@@ -169,7 +170,7 @@ async fn user_page(
     headers: HeaderMap,
 ) -> Response {
     let visit = visit(&app, &uri, &headers).await;
-    let id = crate::pages::last_segment(&uri);
+    let id = last_segment(&uri);
     let mut ctx = visit.context(&app);
     let user = match ctx.call("user_show", params(json!({"id": id}))).await {
         Ok(u) => u,

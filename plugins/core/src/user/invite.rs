@@ -1,6 +1,6 @@
 //! `user_invite`: a pending user, a membership, and a mail with a password-reset link.
 
-use catalog_framework::mail::{self, Mail};
+use catalog_framework::mail::Mail;
 use catalog_framework::params::{decode, text};
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
@@ -98,7 +98,7 @@ pub(crate) async fn user_invite(ctx: &mut ActionContext, p: UserInviteParams) ->
         body,
     };
     ctx.release_read_connection();
-    if let Err(e) = mail::send(&config, &message).await {
+    if let Err(e) = ctx.app.mailer.send(&config, &message).await {
         tracing::warn!(error = %e, "user_invite: the invite mail was not sent");
         return Err(validation_message(format!(
             "Error sending the invite email, the user was not created: {e}"

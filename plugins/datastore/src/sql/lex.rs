@@ -63,15 +63,15 @@ fn space(c: char) -> bool {
 
 /// The tokens of `sql` (comments and white space dropped), or what is wrong with it.
 pub(crate) fn lex(sql: &str, backend: Backend) -> Result<Vec<Token>, String> {
-    let pg = backend == Backend::Postgres;
-    let chars: Vec<(usize, char)> = sql.char_indices().collect();
-    let at = |i: usize| chars.get(i).map(|(_, c)| *c);
-    let pos = |i: usize| chars.get(i).map_or(sql.len(), |(p, _)| *p);
+    let s = Scanner {
+        sql,
+        chars: sql.char_indices().collect(),
+        pg: backend == Backend::Postgres,
+    };
     let mut out = Vec::new();
     let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i].1;
-        let start = i;
+    while i < s.chars.len() {
+        let c = s.chars[i].1;
         if c == '\0' {
             return Err("The query must not contain NUL characters".into());
         }
@@ -79,36 +79,104 @@ pub(crate) fn lex(sql: &str, backend: Backend) -> Result<Vec<Token>, String> {
             i += 1;
             continue;
         }
-        // Comments: `-- …` to the end of the line, `/* … */` (nested on PostgreSQL).
-        // PostgreSQL's `--` comment ends at `\n` or `\r`, SQLite's at `\n` only.
-        if c == '-' && at(i + 1) == Some('-') {
-            while i < chars.len() && chars[i].1 != '\n' && !(pg && chars[i].1 == '\r') {
-                i += 1;
-            }
+        if let Some(end) = s.comment(i)? {
+            i = end;
             continue;
         }
-        if c == '/' && at(i + 1) == Some('*') {
+        let (end, kind) = s.token(i)?;
+        out.push(Token {
+            kind,
+            span: s.pos(i)..s.pos(end),
+        });
+        i = end;
+    }
+    Ok(out)
+}
+
+/// The text being read, by character: each method reads one kind of token from character
+/// `i` and answers the index of the character after it (`None`: not that kind).
+struct Scanner<'s> {
+    sql: &'s str,
+    chars: Vec<(usize, char)>,
+    /// PostgreSQL's rules, else SQLite's.
+    pg: bool,
+}
+
+impl Scanner<'_> {
+    fn at(&self, i: usize) -> Option<char> {
+        self.chars.get(i).map(|(_, c)| *c)
+    }
+
+    /// The byte offset of character `i` (the text's length past the end).
+    fn pos(&self, i: usize) -> usize {
+        self.chars.get(i).map_or(self.sql.len(), |(p, _)| *p)
+    }
+
+    /// The token at `i` (not white space or a comment) and its kind, trying each kind in turn.
+    fn token(&self, i: usize) -> Result<(usize, Kind), String> {
+        if let Some(end) = self.string(i)? {
+            return Ok((end, Kind::Literal));
+        }
+        if let Some((end, name)) = self.quoted_identifier(i)? {
+            return Ok((end, Kind::Quoted(name)));
+        }
+        if let Some(found) = self.dollar(i)? {
+            return Ok(found);
+        }
+        if let Some(end) = self.sqlite_param(i) {
+            return Ok((end, Kind::Param));
+        }
+        if let Some(end) = self.number(i)? {
+            return Ok((end, Kind::Literal));
+        }
+        if let Some(end) = self.word(i) {
+            return Ok((end, Kind::Word));
+        }
+        Ok((self.op(i), Kind::Op))
+    }
+
+    /// Comments: `-- …` to the end of the line, `/* … */` (nested on PostgreSQL).
+    /// PostgreSQL's `--` comment ends at `\n` or `\r`, SQLite's at `\n` only.
+    fn comment(&self, mut i: usize) -> Result<Option<usize>, String> {
+        let c = self.chars[i].1;
+        if c == '-' && self.at(i + 1) == Some('-') {
+            while i < self.chars.len()
+                && self.chars[i].1 != '\n'
+                && !(self.pg && self.chars[i].1 == '\r')
+            {
+                i += 1;
+            }
+            return Ok(Some(i));
+        }
+        if c == '/' && self.at(i + 1) == Some('*') {
             let mut depth = 1;
             i += 2;
             while depth > 0 {
-                match (at(i), at(i + 1)) {
+                match (self.at(i), self.at(i + 1)) {
                     (None, _) => return Err("The query has an unterminated comment".into()),
                     (Some('*'), Some('/')) => {
                         depth -= 1;
                         i += 2;
                     }
-                    (Some('/'), Some('*')) if pg => {
+                    (Some('/'), Some('*')) if self.pg => {
                         depth += 1;
                         i += 2;
                     }
                     _ => i += 1,
                 }
             }
-            continue;
+            return Ok(Some(i));
         }
-        // String prefixes: E'…' (backslash escapes), B'…', X'…', N'…', U&'…'.
+        Ok(None)
+    }
+
+    /// A string: '…' ('' inside), with a prefix E'…' (backslash escapes), B'…', X'…', N'…',
+    /// U&'…'.
+    fn string(&self, mut i: usize) -> Result<Option<usize>, String> {
+        let c = self.chars[i].1;
+        let pg = self.pg;
         let lower = c.to_ascii_lowercase();
-        let (prefix_len, backslashes) = match (lower, at(i + 1), at(i + 2)) {
+        let (prefix_len, backslashes) = match (lower, self.at(i + 1), self.at(i + 2)) {
             ('e', Some('\''), _) if pg => (1, true),
             ('b' | 'x' | 'n', Some('\''), _) => (1, false),
             ('u', Some('&'), Some('\'')) if pg => (2, false),
@@ -117,165 +185,164 @@ pub(crate) fn lex(sql: &str, backend: Backend) -> Result<Vec<Token>, String> {
             }
             _ => (0, false),
         };
-        if c == '\'' || prefix_len > 0 {
-            i += prefix_len + 1;
-            loop {
-                match at(i) {
-                    None => return Err("The query has an unterminated quoted string".into()),
-                    Some('\\') if backslashes => i += 2,
-                    Some('\'') if at(i + 1) == Some('\'') => i += 2,
-                    Some('\'') => {
-                        i += 1;
-                        break;
-                    }
-                    Some(_) => i += 1,
+        if c != '\'' && prefix_len == 0 {
+            return Ok(None);
+        }
+        i += prefix_len + 1;
+        loop {
+            match self.at(i) {
+                None => return Err("The query has an unterminated quoted string".into()),
+                Some('\\') if backslashes => i += 2,
+                Some('\'') if self.at(i + 1) == Some('\'') => i += 2,
+                Some('\'') => {
+                    i += 1;
+                    break;
+                }
+                Some(_) => i += 1,
+            }
+        }
+        // PostgreSQL joins a string to one that follows after a line break (keeping the
+        // first one's escape rules): refused rather than followed.
+        let mut k = i;
+        while self.at(k).is_some_and(space) {
+            k += 1;
+        }
+        if self.at(k) == Some('\'') {
+            return Err("Adjacent string constants are not supported; join them into one".into());
+        }
+        Ok(Some(i))
+    }
+
+    /// A quoted identifier: "…" ("" inside); SQLite also [ … ] and ` … `. Its end and name.
+    fn quoted_identifier(&self, mut i: usize) -> Result<Option<(usize, String)>, String> {
+        let close = match self.chars[i].1 {
+            '"' => '"',
+            '`' if !self.pg => '`',
+            '[' if !self.pg => ']',
+            _ => return Ok(None),
+        };
+        let mut name = String::new();
+        i += 1;
+        loop {
+            match self.at(i) {
+                None => return Err("The query has an unterminated quoted identifier".into()),
+                Some(ch) if ch == close && close != ']' && self.at(i + 1) == Some(close) => {
+                    name.push(close);
+                    i += 2;
+                }
+                Some(ch) if ch == close => {
+                    i += 1;
+                    break;
+                }
+                Some(ch) => {
+                    name.push(ch);
+                    i += 1;
                 }
             }
-            // PostgreSQL joins a string to one that follows after a line break (keeping the
-            // first one's escape rules): refused rather than followed.
+        }
+        Ok(Some((i, name)))
+    }
+
+    /// PostgreSQL's `$`: a dollar quote ($tag$ … $tag$), else a positional parameter ($1).
+    fn dollar(&self, i: usize) -> Result<Option<(usize, Kind)>, String> {
+        if self.chars[i].1 != '$' || !self.pg {
+            return Ok(None);
+        }
+        let mut j = i + 1;
+        while self
+            .at(j)
+            .is_some_and(|ch| word_start(ch) || ch.is_ascii_digit())
+        {
+            j += 1;
+        }
+        let tag_ok = self.at(i + 1).is_some_and(|ch| !ch.is_ascii_digit());
+        if self.at(j) == Some('$') && tag_ok {
+            let tag: String = self.chars[i..=j].iter().map(|(_, c)| *c).collect();
+            let body_start = self.pos(j + 1);
+            let Some(end) = self.sql[body_start..].find(&tag) else {
+                return Err("The query has an unterminated dollar-quoted string".into());
+            };
+            let end_byte = body_start + end + tag.len();
             let mut k = i;
-            while at(k).is_some_and(space) {
+            while k < self.chars.len() && self.pos(k) < end_byte {
                 k += 1;
             }
-            if at(k) == Some('\'') {
-                return Err(
-                    "Adjacent string constants are not supported; join them into one".into(),
-                );
-            }
-            out.push(Token {
-                kind: Kind::Literal,
-                span: pos(start)..pos(i),
-            });
-            continue;
+            return Ok(Some((k, Kind::Literal)));
         }
-        // Quoted identifiers: "…" ("" inside); SQLite also [ … ] and ` … `.
-        let close = match c {
-            '"' => Some('"'),
-            '`' if !pg => Some('`'),
-            '[' if !pg => Some(']'),
-            _ => None,
-        };
-        if let Some(close) = close {
-            let mut name = String::new();
-            i += 1;
-            loop {
-                match at(i) {
-                    None => return Err("The query has an unterminated quoted identifier".into()),
-                    Some(ch) if ch == close && close != ']' && at(i + 1) == Some(close) => {
-                        name.push(close);
-                        i += 2;
-                    }
-                    Some(ch) if ch == close => {
-                        i += 1;
-                        break;
-                    }
-                    Some(ch) => {
-                        name.push(ch);
-                        i += 1;
-                    }
-                }
-            }
-            out.push(Token {
-                kind: Kind::Quoted(name),
-                span: pos(start)..pos(i),
-            });
-            continue;
-        }
-        // Dollar quotes ($tag$ … $tag$) and positional parameters ($1).
-        if c == '$' && pg {
-            let mut j = i + 1;
-            while at(j).is_some_and(|ch| word_start(ch) || ch.is_ascii_digit()) {
-                j += 1;
-            }
-            let tag_ok = at(i + 1).is_some_and(|ch| !ch.is_ascii_digit());
-            if at(j) == Some('$') && tag_ok {
-                let tag: String = chars[i..=j].iter().map(|(_, c)| *c).collect();
-                let body_start = pos(j + 1);
-                let Some(end) = sql[body_start..].find(&tag) else {
-                    return Err("The query has an unterminated dollar-quoted string".into());
-                };
-                let end_byte = body_start + end + tag.len();
-                while i < chars.len() && pos(i) < end_byte {
-                    i += 1;
-                }
-                out.push(Token {
-                    kind: Kind::Literal,
-                    span: pos(start)..end_byte,
-                });
-                continue;
-            }
-            i = j;
-            out.push(Token {
-                kind: Kind::Param,
-                span: pos(start)..pos(i),
-            });
-            continue;
-        }
-        if (c == '?' || c == ':' || c == '@' || c == '$')
-            && !pg
-            && (c == '?' || at(i + 1).is_some_and(word_start))
-        {
-            i += 1;
-            while at(i).is_some_and(word_char) {
-                i += 1;
-            }
-            out.push(Token {
-                kind: Kind::Param,
-                span: pos(start)..pos(i),
-            });
-            continue;
-        }
-        if c.is_ascii_digit() || (c == '.' && at(i + 1).is_some_and(|d| d.is_ascii_digit())) {
-            while at(i).is_some_and(|d| d.is_ascii_digit()) {
-                i += 1;
-            }
-            if at(i) == Some('.') {
-                i += 1;
-                while at(i).is_some_and(|d| d.is_ascii_digit()) {
-                    i += 1;
-                }
-            }
-            if matches!(at(i), Some('e' | 'E')) {
-                let sign = usize::from(matches!(at(i + 1), Some('+' | '-')));
-                if at(i + 1 + sign).is_some_and(|d| d.is_ascii_digit()) {
-                    i += 1 + sign;
-                    while at(i).is_some_and(|d| d.is_ascii_digit()) {
-                        i += 1;
-                    }
-                }
-            }
-            // `1e'…'`, `1x`: the stores' scanners disagree on these (a name or string glued
-            // to a number); refused rather than guessed.
-            if at(i).is_some_and(|d| word_char(d) || d == '\'' || d == '"' || d == '.') {
-                return Err("The query has a number followed directly by letters or quotes".into());
-            }
-            out.push(Token {
-                kind: Kind::Literal,
-                span: pos(start)..pos(i),
-            });
-            continue;
-        }
-        if word_start(c) {
-            while at(i).is_some_and(word_char) {
-                i += 1;
-            }
-            out.push(Token {
-                kind: Kind::Word,
-                span: pos(start)..pos(i),
-            });
-            continue;
-        }
-        i += if c == ':' && at(i + 1) == Some(':') {
-            2
-        } else {
-            1
-        };
-        out.push(Token {
-            kind: Kind::Op,
-            span: pos(start)..pos(i),
-        });
+        Ok(Some((j, Kind::Param)))
     }
-    Ok(out)
+
+    /// SQLite's parameters: `?`, `?1`, `:name`, `@name`, `$name`.
+    fn sqlite_param(&self, mut i: usize) -> Option<usize> {
+        let c = self.chars[i].1;
+        if !((c == '?' || c == ':' || c == '@' || c == '$')
+            && !self.pg
+            && (c == '?' || self.at(i + 1).is_some_and(word_start)))
+        {
+            return None;
+        }
+        i += 1;
+        while self.at(i).is_some_and(word_char) {
+            i += 1;
+        }
+        Some(i)
+    }
+
+    /// A number: digits, an optional fraction, an optional exponent.
+    fn number(&self, mut i: usize) -> Result<Option<usize>, String> {
+        let c = self.chars[i].1;
+        if !(c.is_ascii_digit() || (c == '.' && self.at(i + 1).is_some_and(|d| d.is_ascii_digit())))
+        {
+            return Ok(None);
+        }
+        while self.at(i).is_some_and(|d| d.is_ascii_digit()) {
+            i += 1;
+        }
+        if self.at(i) == Some('.') {
+            i += 1;
+            while self.at(i).is_some_and(|d| d.is_ascii_digit()) {
+                i += 1;
+            }
+        }
+        if matches!(self.at(i), Some('e' | 'E')) {
+            let sign = usize::from(matches!(self.at(i + 1), Some('+' | '-')));
+            if self.at(i + 1 + sign).is_some_and(|d| d.is_ascii_digit()) {
+                i += 1 + sign;
+                while self.at(i).is_some_and(|d| d.is_ascii_digit()) {
+                    i += 1;
+                }
+            }
+        }
+        // `1e'…'`, `1x`: the stores' scanners disagree on these (a name or string glued
+        // to a number); refused rather than guessed.
+        if self
+            .at(i)
+            .is_some_and(|d| word_char(d) || d == '\'' || d == '"' || d == '.')
+        {
+            return Err("The query has a number followed directly by letters or quotes".into());
+        }
+        Ok(Some(i))
+    }
+
+    /// A bare identifier or keyword.
+    fn word(&self, mut i: usize) -> Option<usize> {
+        if !word_start(self.chars[i].1) {
+            return None;
+        }
+        while self.at(i).is_some_and(word_char) {
+            i += 1;
+        }
+        Some(i)
+    }
+
+    /// Any other character is an operator; `::` is one.
+    fn op(&self, i: usize) -> usize {
+        if self.chars[i].1 == ':' && self.at(i + 1) == Some(':') {
+            i + 2
+        } else {
+            i + 1
+        }
+    }
 }
 
 /// Whether the tokens are one statement: `;` only at the end.

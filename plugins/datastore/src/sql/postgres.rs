@@ -13,7 +13,9 @@ use futures::TryStreamExt;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::{Column, Executor, Row, Statement, TypeInfo};
 
-use super::{check_tables, query_error, unrename, Answer, SqlSearch};
+use super::answer::{query_error, Answer};
+use super::settings::SqlSearch;
+use super::tables::{check_tables, unrename};
 
 /// The pool, made on first use, connected **as the reader role itself** (a LOGIN role with
 /// SELECT on the schema `datastore` only), so nothing a query does — `set_config('role', …)`,

@@ -16,7 +16,9 @@ use rusqlite::limits::Limit;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
-use super::{check_tables, query_error, unrename, Answer, SqlSearch};
+use super::answer::{query_error, Answer};
+use super::settings::SqlSearch;
+use super::tables::{check_tables, unrename};
 
 /// Why the authorizer said no (the first refusal).
 #[derive(Debug, Clone)]

@@ -5,7 +5,7 @@
 //! incremental run lists the source's ids for that, and each missing one is checked with
 //! `package_show` before it goes).
 
-use catalog_framework::fetch::{self, FetchError};
+use catalog_framework::fetch::FetchError;
 use catalog_framework::prelude::*;
 
 use crate::harvester::{GatherContext, Harvester, HarvesterInfo, Page, Record, Source};
@@ -83,7 +83,10 @@ fn since_term(since: &str) -> Option<String> {
 
 /// Reads one Action API answer's `result`.
 async fn call(cx: &GatherContext<'_>, url: &str) -> Result<Value, String> {
-    let (_, body) = fetch::to_bytes(cx.fetch, url, &headers(cx.source))
+    let (_, body) = cx
+        .app
+        .fetcher
+        .to_bytes(cx.fetch, url, &headers(cx.source))
         .await
         .map_err(|e| match e {
             FetchError::Status { status, url } => format!("HTTP error: {status} {url}"),
@@ -233,7 +236,12 @@ impl Harvester for CkanHarvester {
                     .append_pair("id", &id)
                     .finish()
             );
-            match fetch::to_bytes(cx.fetch, &url, &headers(cx.source)).await {
+            match cx
+                .app
+                .fetcher
+                .to_bytes(cx.fetch, &url, &headers(cx.source))
+                .await
+            {
                 Ok((_, body)) => {
                     let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                     let r = &v["result"];

@@ -5,7 +5,6 @@
 //! point, access level, spatial and temporal coverage, themes, bureau and program codes, and a
 //! distribution's media type. Unlike ckanext-dcat's JSON harvester, deletions work.
 
-use catalog_framework::fetch;
 use catalog_framework::prelude::*;
 
 use crate::harvester::{GatherContext, Harvester, HarvesterInfo, Page, Record};
@@ -152,7 +151,10 @@ impl Harvester for DcatJsonHarvester {
 
     async fn gather_page(&self, cx: &GatherContext<'_>, cursor: &Value) -> Result<Page, String> {
         let url = cursor["url"].as_str().unwrap_or(&cx.source.url).to_string();
-        let (_, body) = fetch::to_bytes(cx.fetch, &url, &[("Accept", "application/json".into())])
+        let (_, body) = cx
+            .app
+            .fetcher
+            .to_bytes(cx.fetch, &url, &[("Accept", "application/json".into())])
             .await
             .map_err(|e| super::dcat_rdf::fetch_message(&url, e))?;
         let doc: Value =

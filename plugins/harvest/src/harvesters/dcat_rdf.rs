@@ -8,7 +8,7 @@
 //! read ends the run with a gather error (the engine's loop check), and parsing runs off the
 //! async threads.
 
-use catalog_framework::fetch::{self, FetchError};
+use catalog_framework::fetch::FetchError;
 use catalog_framework::prelude::*;
 use catalog_plugin_dcat::prelude::{
     n, parse_within, term_value, Dcat, NamedOrBlankNode, ParseLimits, RdfFormat, RdfGraph,
@@ -229,7 +229,10 @@ impl Harvester for DcatRdfHarvester {
             Some(f) => f.media_type().to_string(),
             None => ACCEPT.to_string(),
         };
-        let (got, body) = fetch::to_bytes(cx.fetch, &url, &[("Accept", accept)])
+        let (got, body) = cx
+            .app
+            .fetcher
+            .to_bytes(cx.fetch, &url, &[("Accept", accept)])
             .await
             .map_err(|e| fetch_message(&url, e))?;
         let format = forced

@@ -201,7 +201,7 @@ pub(crate) async fn harvest_jobs_run(
     };
     let minutes = crate::settings(&ctx.app).timeout_minutes;
     ctx.begin_write().await;
-    crate::run::time_out_stuck_jobs(ctx.db().await?, minutes, source.as_deref()).await?;
+    crate::run::finish::time_out_stuck_jobs(ctx.db().await?, minutes, source.as_deref()).await?;
     Ok(json!([]))
 }
 

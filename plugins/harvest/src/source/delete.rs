@@ -4,6 +4,7 @@
 
 use catalog_framework::prelude::*;
 
+use crate::run::{self, clear::purge_datasets};
 use crate::store;
 
 action_params! {
@@ -72,10 +73,9 @@ async fn clear(ctx: &mut ActionContext, source_id: &str) -> CkanResult<()> {
     // background job, a batch per transaction.
     if ids.len() > crate::settings(&ctx.app).clear_inline_max {
         ctx.enqueue_job(
-            crate::run::CLEAR_JOB,
+            run::CLEAR_JOB,
             json!({"source_id": source_id}),
-            JobOptions::queue(crate::run::QUEUE)
-                .with_title(format!("Clear harvest source {source_id}")),
+            JobOptions::queue(run::QUEUE).with_title(format!("Clear harvest source {source_id}")),
         )
         .await?;
         return Ok(());
@@ -83,22 +83,6 @@ async fn clear(ctx: &mut ActionContext, source_id: &str) -> CkanResult<()> {
     purge_datasets(ctx, &ids).await?;
     store::clear_history(ctx.db().await?, source_id, false).await?;
     Ok(())
-}
-
-/// Purges the datasets that still exist among `ids` in the caller's transaction; answers how
-/// many it purged.
-pub(crate) async fn purge_datasets(ctx: &mut ActionContext, ids: &[String]) -> CkanResult<usize> {
-    let mut n = 0;
-    for id in ids {
-        if ctx.package_row(id).await?.is_none() {
-            continue;
-        }
-        let mut purge = Params::new();
-        purge.insert("id".into(), json!(id));
-        ctx.call_ignoring_auth("dataset_purge", purge).await?;
-        n += 1;
-    }
-    Ok(n)
 }
 
 action_params! {

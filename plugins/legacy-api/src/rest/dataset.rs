@@ -8,8 +8,8 @@ use catalog_framework::prelude::*;
 use catalog_framework::store;
 use catalog_framework::web::json_response;
 
-use super::{empty_ok, fail, Answer};
-use super::{params, refs};
+use super::refs;
+use super::shared::{empty_ok, extras_object, fail, merged_extras, params, Answer};
 use crate::common::{LegacyRequest, Version};
 
 /// Keys a client may read but not send back (spec: "read-only fields").
@@ -75,7 +75,7 @@ pub(crate) async fn rest_form(lr: &LegacyRequest, id: &str) -> CkanResult<Value>
         .collect();
     d.insert("tags".into(), Value::Array(tags));
 
-    let extras = super::extras_object(&d);
+    let extras = extras_object(&d);
     d.insert("extras".into(), Value::Object(extras));
 
     let groups: Vec<Value> = d
@@ -192,7 +192,7 @@ pub(crate) fn from_api(
                 other => other,
             },
             "extras" => match value {
-                Value::Object(given) => super::merged_extras(current_extras, given, extra_text),
+                Value::Object(given) => merged_extras(current_extras, given, extra_text),
                 other => other,
             },
             "groups" => match value {
@@ -331,10 +331,7 @@ pub(super) async fn update(lr: &LegacyRequest, id: &str) -> Answer {
             return Err(lr.reply(StatusCode::CONFLICT, &v));
         }
     }
-    let current_extras = current
-        .as_object()
-        .map(super::extras_object)
-        .unwrap_or_default();
+    let current_extras = current.as_object().map(extras_object).unwrap_or_default();
     let mut input = action_input(lr, body, Some(&current_extras))?;
     input.insert("id".into(), json!(current_id));
     lr.run("package_patch", input).await.map_err(fail)?;

@@ -4,9 +4,8 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store;
 
-use super::params;
 use super::refs;
-use super::{empty_ok, fail, Answer};
+use super::shared::{empty_ok, extras_object, fail, merged_extras, params, Answer};
 use crate::common::LegacyRequest;
 
 /// `GET /rest/group`: the active groups (not organizations), by name (v1) or id (v2).
@@ -46,7 +45,7 @@ async fn rest_form(lr: &LegacyRequest, id: &str) -> CkanResult<Value> {
     let Value::Object(mut d) = g else {
         return Err(internal("group_show did not answer an object"));
     };
-    let extras = super::extras_object(&d);
+    let extras = extras_object(&d);
     d.insert("extras".into(), Value::Object(extras));
     let group_id = d
         .get("id")
@@ -84,7 +83,7 @@ fn from_api(body: Params, current: Option<&Map<String, Value>>) -> Params {
                     })
                     .collect(),
             ),
-            ("extras", Value::Object(given)) => super::merged_extras(current, given, |v| v),
+            ("extras", Value::Object(given)) => merged_extras(current, given, |v| v),
             (_, v) => v,
         };
         out.insert(key, value);

@@ -3,9 +3,8 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store;
 
-use super::params;
 use super::refs::{self, Table};
-use super::{fail, Answer};
+use super::shared::{fail, params, Answer};
 use crate::common::LegacyRequest;
 
 /// `GET /rest/tag`: every free tag's name.

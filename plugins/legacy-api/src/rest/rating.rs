@@ -5,8 +5,7 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store::time::now_iso;
 
-use super::params;
-use super::{fail, Answer};
+use super::shared::{fail, params, Answer};
 use crate::common::{not_found_error, LegacyRequest};
 
 const MIN_RATING: i64 = 1;

@@ -5,9 +5,8 @@
 
 use catalog_framework::prelude::*;
 
-use super::params;
 use super::refs::{self, Table};
-use super::{empty_ok, fail, Answer};
+use super::shared::{empty_ok, fail, params, Answer};
 use crate::common::LegacyRequest;
 
 /// Relationship dicts with their dataset references in the request version's form.

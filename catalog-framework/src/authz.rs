@@ -264,12 +264,17 @@ pub async fn may_read_dataset(
     if let Some(known) = seen.get(id) {
         return Ok(*known);
     }
-    let ok = match ctx.package_row(id).await? {
-        Some(row) => can_read_package(ctx, &row).await?,
-        None => false,
-    };
+    let ok = may_read_package(ctx, id).await?;
     seen.insert(id.to_string(), ok);
     Ok(ok)
+}
+
+/// Whether the caller may read the dataset an id or name names (an unknown one: no).
+pub async fn may_read_package(ctx: &mut ActionContext, id: &str) -> CkanResult<bool> {
+    match ctx.package_row(id).await? {
+        Some(row) => can_read_package(ctx, &row).await,
+        None => Ok(false),
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ mod cache;
 pub mod cli;
 pub mod context;
 mod db;
+pub mod escape;
 pub mod events;
 pub mod fetch;
 pub mod files;
@@ -41,7 +42,7 @@ pub use catalog_store as store;
 pub use catalog_search as search;
 
 pub use catalog_search::register_search_backend;
-pub use catalog_store::{extension_point, register_at};
+pub use catalog_store::{extension_point, migration, register_at};
 
 /// Errors and their constructors (CKAN's error table), from the store crate.
 pub use catalog_store::error;

@@ -362,7 +362,7 @@ async fn action_handler(State(app): State<AppState>, req: Request) -> Response {
     };
     let mut response = match callback {
         Some(cb) if status == StatusCode::OK => {
-            let mut wrapped = html_escape(&cb).into_bytes();
+            let mut wrapped = catalog_framework::escape::python_html(&cb).into_bytes();
             wrapped.push(b'(');
             wrapped.extend_from_slice(&body);
             wrapped.extend_from_slice(b");");
@@ -379,14 +379,6 @@ async fn action_handler(State(app): State<AppState>, req: Request) -> Response {
         mark_sequence(&app, &mut response);
     }
     response
-}
-
-fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#x27;")
 }
 
 /// Serves the router on a bound listener until the process is asked to stop, with the

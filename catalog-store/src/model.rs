@@ -24,6 +24,29 @@ pub struct Migration {
     pub postgres: &'static str,
 }
 
+/// A [`Migration`] from its files, its version written once: `migration!("migrations",
+/// "0001_init")` is `migrations/sqlite/0001_init.sql` and `migrations/postgres/0001_init.sql`
+/// (paths relative to the file that names them, as `include_str!`'s);
+/// `migration!("migrations", "0002_follower", portable)` is one file for both stores,
+/// `migrations/0002_follower.sql`.
+#[macro_export]
+macro_rules! migration {
+    ($dir:literal, $version:literal) => {
+        $crate::Migration {
+            version: $version,
+            sqlite: include_str!(concat!($dir, "/sqlite/", $version, ".sql")),
+            postgres: include_str!(concat!($dir, "/postgres/", $version, ".sql")),
+        }
+    };
+    ($dir:literal, $version:literal, portable) => {
+        $crate::Migration {
+            version: $version,
+            sqlite: include_str!(concat!($dir, "/", $version, ".sql")),
+            postgres: include_str!(concat!($dir, "/", $version, ".sql")),
+        }
+    };
+}
+
 /// `catalog.plugins`: a list (`["core", "dcat"]`) or, as CKAN writes it, one string of names
 /// separated by spaces or commas (`"core dcat"`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

@@ -121,56 +121,16 @@ impl Drop for WriterGuard {
 }
 
 const MIGRATIONS: &[crate::model::Migration] = &[
-    crate::model::Migration {
-        version: "0001_init",
-        sqlite: include_str!("migrations/sqlite/0001_init.sql"),
-        postgres: include_str!("migrations/postgres/0001_init.sql"),
-    },
-    crate::model::Migration {
-        version: "0002_search_outbox",
-        sqlite: include_str!("migrations/sqlite/0002_search_outbox.sql"),
-        postgres: include_str!("migrations/postgres/0002_search_outbox.sql"),
-    },
-    crate::model::Migration {
-        version: "0003_reindex_drafts",
-        sqlite: include_str!("migrations/sqlite/0003_reindex_drafts.sql"),
-        postgres: include_str!("migrations/postgres/0003_reindex_drafts.sql"),
-    },
-    crate::model::Migration {
-        version: "0004_core_tables",
-        sqlite: include_str!("migrations/sqlite/0004_core_tables.sql"),
-        postgres: include_str!("migrations/postgres/0004_core_tables.sql"),
-    },
-    crate::model::Migration {
-        version: "0005_job_queue",
-        sqlite: include_str!("migrations/sqlite/0005_job_queue.sql"),
-        postgres: include_str!("migrations/postgres/0005_job_queue.sql"),
-    },
-    crate::model::Migration {
-        version: "0006_plugin_data_reset_key",
-        sqlite: include_str!("migrations/sqlite/0006_plugin_data_reset_key.sql"),
-        postgres: include_str!("migrations/postgres/0006_plugin_data_reset_key.sql"),
-    },
-    crate::model::Migration {
-        version: "0007_search_feed",
-        sqlite: include_str!("migrations/sqlite/0007_search_feed.sql"),
-        postgres: include_str!("migrations/postgres/0007_search_feed.sql"),
-    },
-    crate::model::Migration {
-        version: "0008_node",
-        sqlite: include_str!("migrations/sqlite/0008_node.sql"),
-        postgres: include_str!("migrations/postgres/0008_node.sql"),
-    },
-    crate::model::Migration {
-        version: "0009_lookup_indexes",
-        sqlite: include_str!("migrations/sqlite/0009_lookup_indexes.sql"),
-        postgres: include_str!("migrations/postgres/0009_lookup_indexes.sql"),
-    },
-    crate::model::Migration {
-        version: "0010_job_queue_trigger",
-        sqlite: include_str!("migrations/sqlite/0010_job_queue_trigger.sql"),
-        postgres: include_str!("migrations/postgres/0010_job_queue_trigger.sql"),
-    },
+    crate::migration!("migrations", "0001_init"),
+    crate::migration!("migrations", "0002_search_outbox"),
+    crate::migration!("migrations", "0003_reindex_drafts"),
+    crate::migration!("migrations", "0004_core_tables"),
+    crate::migration!("migrations", "0005_job_queue"),
+    crate::migration!("migrations", "0006_plugin_data_reset_key"),
+    crate::migration!("migrations", "0007_search_feed"),
+    crate::migration!("migrations", "0008_node"),
+    crate::migration!("migrations", "0009_lookup_indexes"),
+    crate::migration!("migrations", "0010_job_queue_trigger"),
 ];
 
 /// Splits a migration into statements at `;`, keeping SQLite trigger bodies

@@ -1,7 +1,9 @@
 //! The layout rules of docs/ARCHITECTURE.md, checked against the code so that neither drifts:
 //! the one import circle between files that the document names (and no other), plugin source
 //! files and functions within their length limits, every plugin directory in the crate table,
-//! the prelude's item count where the docs give it, the number of plugins the binary links.
+//! plugins' own SQL kept off core's tables, the prelude's item count where the docs give it,
+//! the number of plugins the binary links, every setting and every plugin in
+//! docs/CONFIGURATION.md (and no setting there that the configuration lacks).
 //!
 //! The source is read as text: comments, strings and character literals are blanked first,
 //! then `crate::`, `super::` and `self::` paths and `use` items (with their groups) are
@@ -877,5 +879,72 @@ fn the_book_counts_the_plugins_the_binary_links() {
     assert_eq!(
         said, words[linked],
         "the book says the binary links {said} plugins; src/main.rs links {linked}"
+    );
+}
+
+/// The dotted keys of a JSON object's leaves (`catalog.search.rows_max`): a value that is not
+/// an object, or an empty object, is a leaf.
+fn leaf_keys(prefix: &str, v: &serde_json::Value, out: &mut BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(m) if !m.is_empty() => {
+            for (k, v) in m {
+                leaf_keys(&format!("{prefix}.{k}"), v, out);
+            }
+        }
+        _ => {
+            out.insert(prefix.to_string());
+        }
+    }
+}
+
+/// The keys the first column of docs/CONFIGURATION.md's tables names (`` | `key` | ``).
+fn documented_keys(prefix: &str) -> BTreeSet<String> {
+    read("docs/CONFIGURATION.md")
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .filter(|k| k.starts_with(prefix))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn every_catalog_setting_is_documented_and_every_documented_one_exists() {
+    let config = serde_json::to_value(catalog_framework::prelude::Config::default()).unwrap();
+    let mut keys = BTreeSet::new();
+    leaf_keys("catalog", &config["catalog"], &mut keys);
+    let documented = documented_keys("catalog.");
+    let undocumented: Vec<&String> = keys.iter().filter(|k| !documented.contains(*k)).collect();
+    assert!(
+        undocumented.is_empty(),
+        "settings docs/CONFIGURATION.md does not list: {undocumented:#?}"
+    );
+    // A documented key is a setting, or a section whose settings are documented one by one.
+    let unknown: Vec<&String> = documented
+        .iter()
+        .filter(|d| {
+            !keys
+                .iter()
+                .any(|k| k == *d || k.starts_with(&format!("{d}.")))
+        })
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "docs/CONFIGURATION.md lists settings the configuration does not have: {unknown:#?}"
+    );
+}
+
+#[test]
+fn the_configuration_lists_every_plugin() {
+    let registry = crate::test_plugin::shipped_registry();
+    let documented = documented_keys("");
+    let missing: Vec<&str> = registry
+        .plugins()
+        .into_iter()
+        .filter(|p| !documented.contains(*p))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/CONFIGURATION.md's table of plugins lacks {missing:?}"
     );
 }

@@ -262,3 +262,21 @@ fn the_list_names_only_reference_actions_each_once() {
         twice.into_iter().collect::<Vec<_>>().join(", ")
     );
 }
+
+#[test]
+fn the_list_counts_the_reference_actions_right() {
+    let (path, text) = repo_file("docs/NOT-BUILT.md");
+    let text = text.replace('\n', " ");
+    let count: usize = text
+        .split("That is ")
+        .nth(1)
+        .and_then(|rest| rest.split(" actions in all").next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{} says \"That is N actions in all\"", path.display()));
+    assert_eq!(
+        count,
+        reference_actions().len(),
+        "{} counts the reference's actions",
+        path.display()
+    );
+}

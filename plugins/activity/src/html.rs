@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use catalog_framework::escape;
 use catalog_framework::params::opt_str;
 use catalog_framework::prelude::*;
 use catalog_framework::store::time::parse_iso;
@@ -11,21 +12,6 @@ use catalog_framework::typed::InDict;
 use crate::actions::load;
 use crate::details::details;
 use crate::ActivitySettings;
-
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&#34;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// A path segment or query value, percent-encoded.
 fn url_part(s: &str) -> String {
@@ -41,7 +27,11 @@ fn url_part(s: &str) -> String {
 }
 
 fn link(href: &str, text: &str) -> String {
-    format!("<a href=\"{}\">{}</a>", escape(href), escape(text))
+    format!(
+        "<a href=\"{}\">{}</a>",
+        escape::jinja(href),
+        escape::jinja(text)
+    )
 }
 
 /// CKAN's sentence for each activity type, with its placeholders.
@@ -165,7 +155,7 @@ async fn item(
     let (oid, object_user) = user_of(ctx, a["object_id"].as_str(), names).await?;
     let user_html = |who: &Option<(String, String)>, id: &str| match who {
         Some((name, display)) => link(&format!("/user/{}", url_part(name)), display),
-        None => escape(id),
+        None => escape::jinja(id),
     };
     let pkg = data.get("package").or_else(|| data.get("dataset"));
     let group = data.get("group");
@@ -221,7 +211,7 @@ async fn item(
             "{extra}",
             format!(
                 "&#34;{}&#34;",
-                escape(
+                escape::jinja(
                     detail["data"]["package_extra"]["key"]
                         .as_str()
                         .unwrap_or_default()
@@ -244,7 +234,7 @@ async fn item(
                 text,
             )
         }),
-        ("{object}", escape(&oid)),
+        ("{object}", escape::jinja(&oid)),
     ];
     for (placeholder, html) in replacements {
         if out.contains(placeholder) {
@@ -259,10 +249,10 @@ async fn item(
     };
     Ok(format!(
         "<li class=\"item {}\">{new}<i class=\"fa icon fa-{}\"></i><p>{out} <span class=\"date\" title=\"{}\">{}</span></p></li>",
-        escape(&activity_type.replace(' ', "-").to_lowercase()),
+        escape::jinja(&activity_type.replace(' ', "-").to_lowercase()),
         icon(&activity_type),
-        escape(&long),
-        escape(&short),
+        escape::jinja(&long),
+        escape::jinja(&short),
     ))
 }
 
@@ -284,14 +274,14 @@ async fn render(ctx: &mut ActionContext, list: &Value, s: Stream) -> CkanResult<
     let more_link = |offset: i64, text: &str, class: &str| {
         format!(
             "<li class=\"{class}\"><a href=\"{}?offset={offset}\" class=\"btn btn-default btn-rounded\">{text}</a></li>",
-            escape(&s.path)
+            escape::jinja(&s.path)
         )
     };
     let mut html = format!(
         "<ul class=\"activity\" data-module=\"activity-stream\" data-module-more=\"{}\" data-module-context=\"{}\" data-module-id=\"{}\" data-module-offset=\"{}\">",
         if has_more { "True" } else { "False" },
         s.context,
-        escape(&s.id),
+        escape::jinja(&s.id),
         s.offset
     );
     if s.offset > 0 {

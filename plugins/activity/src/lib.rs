@@ -38,6 +38,7 @@ mod record;
 mod revisions;
 mod store;
 
+use catalog_framework::migration;
 use catalog_framework::prelude::*;
 
 /// The plugin: its table and its settings.
@@ -57,22 +58,9 @@ pub struct ActivitySettings {
 pub struct HiddenUsers(pub Vec<String>);
 
 const MIGRATIONS: &[Migration] = &[
-    Migration {
-        version: "0001_activity",
-        sqlite: include_str!("../migrations/sqlite/0001_activity.sql"),
-        postgres: include_str!("../migrations/postgres/0001_activity.sql"),
-    },
-    Migration {
-        version: "0002_follower",
-        // Portable DDL: one file for both stores.
-        sqlite: include_str!("../migrations/0002_follower.sql"),
-        postgres: include_str!("../migrations/0002_follower.sql"),
-    },
-    Migration {
-        version: "0003_dashboard",
-        sqlite: include_str!("../migrations/0003_dashboard.sql"),
-        postgres: include_str!("../migrations/0003_dashboard.sql"),
-    },
+    migration!("../migrations", "0001_activity"),
+    migration!("../migrations", "0002_follower", portable),
+    migration!("../migrations", "0003_dashboard", portable),
 ];
 
 /// A positive integer setting (a TOML integer or, from the environment, a string).

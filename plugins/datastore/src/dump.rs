@@ -13,6 +13,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use catalog_framework::escape;
 use catalog_framework::prelude::*;
 use catalog_framework::typed::ActionParams;
 
@@ -160,27 +161,9 @@ fn element_name(id: &str) -> String {
     s
 }
 
-fn xml_escape(s: &str, attr: bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' if attr => out.push_str("&quot;"),
-            '\n' if attr => out.push_str("&#10;"),
-            // Characters XML 1.0 does not allow are left out.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {}
-            '\u{fffe}' | '\u{ffff}' => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 fn xml_node(out: &mut String, name: &str, v: &Value, key: Option<&str>) {
     let key_attr = key.map_or(String::new(), |k| {
-        format!(" key=\"{}\"", xml_escape(k, true))
+        format!(" key=\"{}\"", escape::xml_attr(k))
     });
     match v {
         Value::Null => out.push_str(&format!("<{name} xsi:nil=\"true\"{key_attr} />")),
@@ -212,7 +195,7 @@ fn xml_node(out: &mut String, name: &str, v: &Value, key: Option<&str>) {
             };
             out.push_str(&format!(
                 "<{name}{key_attr}>{}</{name}>",
-                xml_escape(&text, false)
+                escape::xml_text(&text)
             ));
         }
     }
@@ -287,7 +270,7 @@ impl Writer {
                     out.push_str("<row");
                     if id_col {
                         let id = cells.first().map(|v| v.to_string()).unwrap_or_default();
-                        out.push_str(&format!(" _id=\"{}\"", xml_escape(&id, true)));
+                        out.push_str(&format!(" _id=\"{}\"", escape::xml_attr(&id)));
                     }
                     out.push('>');
                     let skip = usize::from(id_col);

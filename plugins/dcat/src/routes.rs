@@ -10,6 +10,7 @@ use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::Router;
+use catalog_framework::escape;
 use catalog_framework::prelude::*;
 use catalog_framework::web::path_after;
 use catalog_framework::web::{bare_error, envelope, identify, json_response, SharedPage};
@@ -241,21 +242,6 @@ async fn catalog(
     }
 }
 
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// The formats a page advertises, one extension each (`xml` is `rdf`'s alias).
 fn alternate_formats() -> impl Iterator<Item = (&'static str, RdfFormat)> {
     EXTENSIONS
@@ -272,7 +258,7 @@ fn alternates(href: impl Fn(&str) -> String) -> String {
             format!(
                 "<link rel=\"alternate\" type=\"{}\" href=\"{}\">\n",
                 f.media_type(),
-                escape(&href(e))
+                escape::html(&href(e))
             )
         })
         .collect()
@@ -281,7 +267,7 @@ fn alternates(href: impl Fn(&str) -> String) -> String {
 fn html(title: &str, head: &str, body: &str) -> Response {
     let page = format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title>\n{head}</head>\n<body>{body}</body></html>\n",
-        escape(title)
+        escape::html(title)
     );
     (
         StatusCode::OK,
@@ -305,8 +291,8 @@ fn html_dataset(app: &AppState, settings: &DcatSettings, d: &Value) -> Response 
     };
     let body = format!(
         "<h1>{}</h1>\n<p>{}</p>\n",
-        escape(title),
-        escape(d["notes"].as_str().unwrap_or_default())
+        escape::html(title),
+        escape::html(d["notes"].as_str().unwrap_or_default())
     );
     html(title, &head, &body)
 }
@@ -324,5 +310,5 @@ fn html_home(app: &AppState, settings: &DcatSettings) -> Response {
         String::new()
     };
     let title = &app.site_title();
-    html(title, &head, &format!("<h1>{}</h1>\n", escape(title)))
+    html(title, &head, &format!("<h1>{}</h1>\n", escape::html(title)))
 }

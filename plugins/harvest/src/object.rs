@@ -2,10 +2,10 @@
 //! read its source (ckanext-harvest lets anyone read any object; a private source's records
 //! stay private here).
 
+use catalog_framework::authz::may_read_package;
 use catalog_framework::prelude::*;
 
 use crate::dicts;
-use crate::source::show::readable;
 use crate::store;
 
 action_params! {
@@ -41,7 +41,7 @@ pub(crate) async fn harvest_object_show(
         }
     };
     let object = object.ok_or_else(|| not_found("Harvest object not found"))?;
-    if !readable(ctx, &object.harvest_source_id).await? {
+    if !may_read_package(ctx, &object.harvest_source_id).await? {
         return Err(not_found("Harvest object not found"));
     }
     dicts::object_dict(ctx.db().await?, &object).await
@@ -67,7 +67,7 @@ pub(crate) async fn harvest_object_list(
 ) -> CkanResult<Value> {
     ctx.check_access("harvest_object_list", &p.__extras).await?;
     let pkg = crate::source::dataset(ctx, &p.source_id).await?;
-    if !readable(ctx, &pkg.id).await? {
+    if !may_read_package(ctx, &pkg.id).await? {
         return Err(not_found(format!(
             "Harvest source {} does not exist",
             p.source_id

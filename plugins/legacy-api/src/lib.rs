@@ -21,6 +21,7 @@
 #![forbid(unsafe_code)]
 
 use axum::Router;
+use catalog_framework::migration;
 use catalog_framework::prelude::*;
 
 mod common;
@@ -33,11 +34,7 @@ pub use catalog_framework::markdown::render as render_markdown;
 /// The plugin: its table (ratings) and its routes.
 pub struct LegacyApiPlugin;
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: "0001_rating",
-    sqlite: include_str!("../migrations/0001_rating.sql"),
-    postgres: include_str!("../migrations/0001_rating.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[migration!("../migrations", "0001_rating", portable)];
 
 impl Plugin for LegacyApiPlugin {
     fn name(&self) -> &'static str {

@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use catalog_framework::authz;
+use catalog_framework::migration;
 use catalog_framework::params::truthy;
 use catalog_framework::prelude::*;
 use catalog_framework::store::time::now_iso;
@@ -18,11 +19,7 @@ use sqlx::AnyConnection;
 /// The plugin: its tables.
 pub struct RelatedPlugin;
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: "0001_related",
-    sqlite: include_str!("../migrations/0001_related.sql"),
-    postgres: include_str!("../migrations/0001_related.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[migration!("../migrations", "0001_related", portable)];
 
 impl Plugin for RelatedPlugin {
     fn name(&self) -> &'static str {

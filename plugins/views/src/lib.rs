@@ -20,6 +20,7 @@ pub mod view_type;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use catalog_framework::migration;
 use catalog_framework::prelude::*;
 
 use view_type::{ConfigKey, ConfigRule, ResourceView, ResourceViewRegistration, ViewContext};
@@ -163,12 +164,7 @@ fn words(v: &Value) -> Option<Vec<String>> {
 /// The plugin: its table, its settings and its view types.
 pub struct ViewsPlugin;
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: "0001_resource_view",
-    // Portable DDL: one file for both stores.
-    sqlite: include_str!("../migrations/0001_resource_view.sql"),
-    postgres: include_str!("../migrations/0001_resource_view.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[migration!("../migrations", "0001_resource_view", portable)];
 
 impl Plugin for ViewsPlugin {
     fn name(&self) -> &'static str {

@@ -53,6 +53,7 @@ mod visit;
 
 use std::sync::Arc;
 
+use catalog_framework::migration;
 use catalog_framework::prelude::*;
 
 pub use state::Web;
@@ -64,11 +65,7 @@ pub mod __private {
 
 struct WebPlugin;
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: "0001_web_session",
-    sqlite: include_str!("../migrations/0001_web_session.sql"),
-    postgres: include_str!("../migrations/0001_web_session.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[migration!("../migrations", "0001_web_session", portable)];
 
 #[async_trait]
 impl Plugin for WebPlugin {

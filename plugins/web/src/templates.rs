@@ -185,21 +185,7 @@ fn format_value(
         Some(s) => std::borrow::Cow::Borrowed(s),
         None => std::borrow::Cow::Owned(value.to_string()),
     };
-    let mut last = 0;
-    for (i, c) in text.char_indices() {
-        let esc = match c {
-            '&' => "&amp;",
-            '<' => "&lt;",
-            '>' => "&gt;",
-            '"' => "&quot;",
-            '\'' => "&#39;",
-            _ => continue,
-        };
-        out.write_str(&text[last..i]).map_err(Error::from)?;
-        out.write_str(esc).map_err(Error::from)?;
-        last = i + 1;
-    }
-    out.write_str(&text[last..]).map_err(Error::from)
+    catalog_framework::escape::write_html(out, &text).map_err(Error::from)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! `harvest_source_show`, `harvest_source_show_status`, `harvest_source_list`: what anyone who
 //! may read the source dataset may read. The api key is shown to sysadmins only.
 
+use catalog_framework::authz::may_read_package;
 use catalog_framework::prelude::*;
 use catalog_framework::typed::Raw;
 
@@ -129,7 +130,7 @@ pub(crate) async fn harvest_source_list(
         {
             continue;
         }
-        if !readable(ctx, &s.id).await? {
+        if !may_read_package(ctx, &s.id).await? {
             continue;
         }
         let sysadmin = ctx.is_sysadmin();
@@ -139,12 +140,4 @@ pub(crate) async fn harvest_source_list(
         );
     }
     Ok(Value::Array(out))
-}
-
-/// Whether the caller may read the source's dataset (a private source stays private).
-pub(crate) async fn readable(ctx: &mut ActionContext, id: &str) -> CkanResult<bool> {
-    let Some(pkg) = ctx.package_row(id).await? else {
-        return Ok(false);
-    };
-    catalog_framework::authz::can_read_package(ctx, &pkg).await
 }

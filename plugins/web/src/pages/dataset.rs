@@ -6,6 +6,7 @@ use std::sync::Arc;
 use axum::extract::{OriginalUri, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use catalog_framework::escape;
 use catalog_framework::prelude::*;
 use sha2::{Digest, Sha256};
 
@@ -169,7 +170,7 @@ async fn derived(app: &AppState, ctx: &mut ActionContext, d: &Value) -> Arc<Deri
         )
         .await
         .ok()
-        .and_then(|v| v.as_str().map(script_safe))
+        .and_then(|v| v.as_str().map(escape::script_json))
     } else {
         None
     };
@@ -178,13 +179,6 @@ async fn derived(app: &AppState, ctx: &mut ActionContext, d: &Value) -> Arc<Deri
         w.derived_put(key, out.clone());
     }
     out
-}
-
-/// Text safe inside `<script>`: JSON with `<`, `>` and `&` written as escapes.
-fn script_safe(json: &str) -> String {
-    json.replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
 }
 
 /// `/dataset/activity/<name or id>`: the dataset's activity stream (CKAN 2.10's tab of its
@@ -229,7 +223,7 @@ mod tests {
     #[test]
     fn scripts_are_escaped() {
         assert_eq!(
-            script_safe("{\"x\":\"</script><!--&\"}"),
+            escape::script_json("{\"x\":\"</script><!--&\"}"),
             "{\"x\":\"\\u003c/script\\u003e\\u003c!--\\u0026\"}"
         );
     }

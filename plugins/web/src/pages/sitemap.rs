@@ -3,6 +3,7 @@
 use axum::extract::{OriginalUri, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use catalog_framework::escape;
 use catalog_framework::prelude::*;
 
 use crate::render::respond;
@@ -36,20 +37,13 @@ async fn public_count(app: &AppState) -> CkanResult<usize> {
     Ok(r["count"].as_u64().unwrap_or_default() as usize)
 }
 
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// `/sitemap.xml`: a sitemap index, one file per [`SITEMAP_URLS`] public datasets.
 pub(crate) async fn sitemap_index(State(app): State<AppState>, headers: HeaderMap) -> Response {
     let count = match public_count(&app).await {
         Ok(c) => c,
         Err(_) => return (StatusCode::SERVICE_UNAVAILABLE, "Try again later").into_response(),
     };
-    let site = xml_escape(app.config.site_url());
+    let site = escape::html(app.config.site_url());
     let mut body = String::from(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
     );
@@ -83,7 +77,7 @@ pub(crate) async fn sitemap_file(
     let Some(n) = n else {
         return (StatusCode::NOT_FOUND, "Not found").into_response();
     };
-    let site = xml_escape(app.config.site_url());
+    let site = escape::html(app.config.site_url());
     let mut ctx = ActionContext::new(app.clone(), None);
     let mut body = String::from(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
@@ -114,8 +108,8 @@ pub(crate) async fn sitemap_file(
                 .collect();
             body.push_str(&format!(
                 "<url><loc>{site}/dataset/{}</loc><lastmod>{}</lastmod></url>\n",
-                xml_escape(name),
-                xml_escape(&modified)
+                escape::html(name),
+                escape::html(&modified)
             ));
         }
         if rows.len() < 1000 {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A/B throughput of two binaries, interleaved (A B A B …) so that both see the same machine
 # load: package_show (cached, what a portal's dataset page calls), package_search (a front
-# page's query with facets) and package_create (16 connections, bench/package_create.lua).
+# page's query with facets), package_create (16 connections, bench/package_create.lua),
+# datastore_search (a filter, a sort and 20 rows of a 2,000-row table) and the dataset page
+# (`/dataset/bench-dataset`, HTML).
 # Each binary serves its own fresh store seeded alike (bench/run.sh's dataset: an organization,
 # a group, 3 resources, 5 tags, plus AB_SEED datasets to search): SQLite in a temporary data
 # directory, or, with AB_STORE=postgres, a scratch PostgreSQL database per binary (created and
@@ -11,7 +13,8 @@
 #   bench/ab_api.sh BIN_A BIN_B [ROUNDS]
 #
 # Settings: AB_STORE (sqlite | postgres), AB_PORT (5081), AB_DURATION (8s), AB_CONNECTIONS (64),
-# AB_THREADS (2), AB_SEED (200), AB_ONLY (a space-separated subset of: show search create).
+# AB_THREADS (2), AB_SEED (200), AB_ONLY (a space-separated subset of: show search create
+# datastore page).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 A="$1"; B="$2"; ROUNDS="${3:-3}"
@@ -21,8 +24,9 @@ DURATION="${AB_DURATION:-8s}"
 CONNECTIONS="${AB_CONNECTIONS:-64}"
 THREADS="${AB_THREADS:-2}"
 SEED="${AB_SEED:-200}"
-ONLY="${AB_ONLY:-show search create}"
-API="http://127.0.0.1:$PORT/api/3/action"
+ONLY="${AB_ONLY:-show search create datastore page}"
+SITE="http://127.0.0.1:$PORT"
+API="$SITE/api/3/action"
 WORK="$(mktemp -d)"
 PG_ADMIN="postgres://postgres@127.0.0.1:5432/postgres"
 PID=""
@@ -59,7 +63,15 @@ post() { # token action json
     curl -sf -H "Authorization: $1" -H 'Content-Type: application/json' -d "$3" "$API/$2" >/dev/null
 }
 
-declare -A TOKEN
+# The DataStore table: 2,000 rows of four columns.
+python3 - "$WORK/datastore.json" <<'PY'
+import json, sys
+records = [{"n": i, "name": f"row {i}", "value": i * 1.5, "kind": f"k{i % 10}"} for i in range(2000)]
+fields = [{"id": "n", "type": "int"}, {"id": "name", "type": "text"}, {"id": "value", "type": "float"}, {"id": "kind", "type": "text"}]
+json.dump({"resource": {"package_id": "bench-dataset", "name": "table"}, "fields": fields, "records": records}, open(sys.argv[1], "w"))
+PY
+
+declare -A TOKEN RID
 for label in A B; do
     bin="$A"; [[ "$label" == B ]] && bin="$B"
     mkdir -p "$WORK/$label"
@@ -79,6 +91,8 @@ for label in A B; do
     for i in $(seq 1 "$SEED"); do
         post "$t" package_create "{\"name\": \"seed-$i\", \"title\": \"Open data set $i\", \"notes\": \"Seeded dataset $i about open data\", \"owner_org\": \"bench-org\", \"tags\": [{\"name\": \"tag$((i % 7))\"}], \"resources\": [{\"url\": \"http://example.org/$i.csv\", \"format\": \"$([[ $((i % 2)) == 0 ]] && echo CSV || echo JSON)\"}]}"
     done
+    RID[$label]="$(curl -sf -H "Authorization: $t" -H 'Content-Type: application/json' \
+        --data-binary "@$WORK/datastore.json" "$API/datastore_create" | jq -r .result.resource_id)"
     stop
 done
 
@@ -101,6 +115,13 @@ for round in $(seq 1 "$ROUNDS"); do
                 create)
                     out="$(BENCH_TOKEN="${TOKEN[$label]}" BENCH_ORG=bench-org BENCH_RUN="r$round${label,,}" \
                         wrk -t"$THREADS" -c16 -d"$DURATION" --latency -s bench/package_create.lua "$API/package_create")" ;;
+                datastore)
+                    ds="$API/datastore_search?resource_id=${RID[$label]}&filters=%7B%22kind%22%3A%22k3%22%7D&sort=value%20desc&limit=20"
+                    for _ in 1 2 3; do curl -sf -o /dev/null "$ds"; done
+                    out="$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency "$ds")" ;;
+                page)
+                    for _ in 1 2 3; do curl -sf -o /dev/null "$SITE/dataset/bench-dataset"; done
+                    out="$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency "$SITE/dataset/bench-dataset")" ;;
             esac
             rps="$(awk '/^Requests\/sec/ {print $2}' <<<"$out")"
             p50="$(awk '$1 == "50%" {print $2}' <<<"$out")"

@@ -26,8 +26,14 @@ use std::borrow::Cow;
 
 use serde_json::{json, Value};
 
-use crate::error::{CkanResult, ValidationBuilder};
+use crate::error::{CkanError, CkanResult, ValidationBuilder};
 use crate::store::Params;
+
+mod ckan;
+pub use ckan::{
+    any_text, py_str, py_truthy, AnyText, AsBool, CsvList, Dict, Later, PyStr, PyTruthy, Scalar,
+    StrOrNum, Truthy,
+};
 
 /// How a present parameter value decodes: CKAN's coercions (GET sends every value as text).
 pub trait ParamType: Sized {
@@ -41,6 +47,10 @@ pub trait ParamType: Sized {
     fn schema() -> Value;
     /// The decoded value as JSON (for [`to_params`](ActionParams::to_params)).
     fn to_value(&self) -> Value;
+    /// The error of a refused value read alone ([`Later::get`]): the message under the key.
+    fn refusal(key: &str, message: Cow<'static, str>) -> CkanError {
+        ckan::keyed(key, message)
+    }
 }
 
 impl ParamType for String {
@@ -52,11 +62,7 @@ impl ParamType for String {
         }
     }
     fn is_blank(v: &Value) -> bool {
-        match v {
-            Value::Null => true,
-            Value::String(s) => s.trim().is_empty(),
-            _ => false,
-        }
+        blank_trimmed(v)
     }
     fn schema() -> Value {
         json!({"type": ["string", "number"]})
@@ -83,10 +89,20 @@ impl ParamType for Text {
     }
 }
 
-fn blank_text(v: &Value) -> bool {
+/// Null or `""`: blank for the integer types (a `ParamType::is_blank` to reuse).
+pub fn blank_text(v: &Value) -> bool {
     match v {
         Value::Null => true,
         Value::String(s) => s.is_empty(),
+        _ => false,
+    }
+}
+
+/// Null or a string of spaces only: blank for [`String`] (CKAN's `not_empty`).
+pub fn blank_trimmed(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.trim().is_empty(),
         _ => false,
     }
 }
@@ -204,6 +220,11 @@ impl ParamType for Value {
 pub trait Field: Sized {
     /// The field from its value (`None`: absent). `Err` is the message under its key.
     fn from_field(v: Option<&Value>) -> Result<Self, Cow<'static, str>>;
+    /// [`from_field`](Field::from_field) for the field of that key ([`Later`] keeps the key).
+    fn from_field_at(key: &'static str, v: Option<&Value>) -> Result<Self, Cow<'static, str>> {
+        let _ = key;
+        Self::from_field(v)
+    }
     /// True when a present value counts as absent.
     fn is_blank(v: &Value) -> bool;
     fn required() -> bool;
@@ -269,7 +290,16 @@ fields!(
     Positive,
     bool,
     Vec<String>,
-    Value
+    Value,
+    AsBool,
+    Truthy,
+    PyTruthy,
+    PyStr,
+    AnyText,
+    CsvList,
+    Dict,
+    Scalar,
+    StrOrNum
 );
 
 /// A parameter as sent, `null` included (`Raw(None)`: absent), for an action that tells a null
@@ -339,7 +369,7 @@ impl<T: ParamType> Field for InDict<T> {
 #[doc(hidden)]
 pub fn decode_field<T: Field>(
     p: &mut Params,
-    key: &str,
+    key: &'static str,
     default: Option<T>,
     errs: &mut ValidationBuilder,
 ) -> Option<T> {
@@ -356,7 +386,7 @@ pub fn decode_field<T: Field>(
             return Some(d);
         }
     }
-    match T::from_field(v) {
+    match T::from_field_at(key, v) {
         Ok(t) => Some(t),
         Err(message) => {
             errs.push(key, message.as_ref());

@@ -5,83 +5,41 @@ use catalog_framework::authz;
 use catalog_framework::blocking::Lane;
 use catalog_framework::params::dedup;
 use catalog_framework::prelude::*;
-use catalog_framework::store::time::format_iso;
+use catalog_framework::typed::{Later, PyTruthy};
 
+use crate::params::{read, HiddenFlag, ListLimit, StringList, Timestamp};
 use crate::store::{self, ActivityRow, ListQuery};
 use crate::ActivitySettings;
-
-/// CKAN's `list_of_strings`: a list of strings, else `Not a list` / `Not a string: <item>`.
-fn list_of_strings(v: &Value) -> Result<Vec<String>, String> {
-    let Value::Array(items) = v else {
-        return Err("Not a list".into());
-    };
-    items
-        .iter()
-        .map(|i| match i {
-            Value::String(s) => Ok(s.clone()),
-            other => Err(format!(
-                "Not a string: {}",
-                other
-                    .as_str()
-                    .map_or_else(|| other.to_string(), str::to_string)
-            )),
-        })
-        .collect()
-}
-
-/// CKAN's timestamp parameter (`before`, `after`): seconds since the epoch, as a number or a
-/// numeric string; compared with the stored timestamps in their format.
-fn timestamp(v: &Value) -> Result<String, String> {
-    let secs = match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse::<f64>().ok(),
-        _ => None,
-    }
-    .filter(|f| f.is_finite())
-    .ok_or_else(|| "Must be a float timestamp".to_string())?;
-    let micros = (secs * 1_000_000.0).round();
-    if micros.abs() > 8.0e18 {
-        return Err("Must be a float timestamp".into());
-    }
-    let t = chrono_from_micros(micros as i64).ok_or("Must be a float timestamp")?;
-    Ok(format_iso(t))
-}
-
-fn chrono_from_micros(micros: i64) -> Option<chrono::NaiveDateTime> {
-    chrono::DateTime::from_timestamp_micros(micros).map(|t| t.naive_utc())
-}
-
-/// CKAN's list `limit`: absent, null or empty takes `catalog.activity_list_limit`, larger values
-/// are cut to `catalog.activity_list_limit_max`, `0` takes the default too (CKAN 2.12 would
-/// return everything: see docs/API-COMPAT.md).
-fn limit(v: Option<&Value>, s: &ActivitySettings) -> Result<i64, Vec<String>> {
-    let n = match v {
-        None | Some(Value::Null) => return Ok(s.list_limit),
-        Some(Value::String(t)) if t.trim().is_empty() => return Ok(s.list_limit),
-        Some(Value::Number(n)) => n.as_i64(),
-        Some(Value::String(t)) => t.trim().parse::<i64>().ok(),
-        Some(_) => None,
-    };
-    match n {
-        None => Err(vec![
-            "Invalid integer".into(),
-            "Please enter an integer value".into(),
-        ]),
-        Some(n) if n < 0 => Err(vec!["Must be a natural number".into()]),
-        Some(0) => Ok(s.list_limit),
-        Some(n) => Ok(n.min(s.list_limit_max)),
-    }
-}
 
 /// The parameters every activity list shares, as the params structs declare them.
 pub(crate) struct ListInput {
     pub(crate) offset: Option<Natural>,
-    pub(crate) limit: Option<Value>,
-    pub(crate) before: Option<Value>,
-    pub(crate) after: Option<Value>,
-    pub(crate) activity_types: Option<Value>,
-    pub(crate) exclude_activity_types: Option<Value>,
-    pub(crate) include_hidden_activity: Option<Value>,
+    pub(crate) limit: Later<ListLimit>,
+    pub(crate) before: Later<Timestamp>,
+    pub(crate) after: Later<Timestamp>,
+    pub(crate) activity_types: Later<StringList>,
+    pub(crate) exclude_activity_types: Later<StringList>,
+    pub(crate) include_hidden_activity: Later<HiddenFlag>,
+}
+
+impl ListInput {
+    /// The type filters and the hidden-activity flag not given (lists that have none).
+    pub(crate) fn without_filters(
+        offset: Option<Natural>,
+        limit: Later<ListLimit>,
+        before: Later<Timestamp>,
+        after: Later<Timestamp>,
+    ) -> ListInput {
+        ListInput {
+            offset,
+            limit,
+            before,
+            after,
+            activity_types: Later::new("activity_types", None),
+            exclude_activity_types: Later::new("exclude_activity_types", None),
+            include_hidden_activity: Later::new("include_hidden_activity", None),
+        }
+    }
 }
 
 /// The checked list parameters.
@@ -109,33 +67,15 @@ pub(crate) fn list_options(
         .extension::<ActivitySettings>()
         .ok_or_else(|| internal("the activity plugin was not configured"))?;
     let mut errs = ValidationBuilder::default();
-    let limit = match limit(input.limit.as_ref(), &settings) {
-        Ok(n) => Some(n),
-        Err(messages) => {
-            for m in messages {
-                errs.push("limit", m);
-            }
-            None
-        }
-    };
-    let time = |key: &str, v: Option<&Value>, errs: &mut ValidationBuilder| {
-        let v = v.filter(|v| !v.is_null())?;
-        timestamp(v).map_err(|m| errs.push(key, m)).ok()
-    };
-    let before = time("before", input.before.as_ref(), &mut errs);
-    let after = time("after", input.after.as_ref(), &mut errs);
-    let list = |key: &str, v: Option<&Value>, errs: &mut ValidationBuilder| {
-        let v = v.filter(|v| !v.is_null())?;
-        list_of_strings(v).map_err(|m| errs.push(key, m)).ok()
-    };
-    let types = list("activity_types", input.activity_types.as_ref(), &mut errs).map(dedup);
-    let exclude = list(
-        "exclude_activity_types",
-        input.exclude_activity_types.as_ref(),
-        &mut errs,
-    )
-    .map(dedup);
-    if exclusive && input.activity_types.is_some() && input.exclude_activity_types.is_some() {
+    let limit = Some(match read(&input.limit, &mut errs) {
+        None | Some(ListLimit(0)) => settings.list_limit,
+        Some(ListLimit(n)) => n.min(settings.list_limit_max),
+    });
+    let before = read(&input.before, &mut errs).map(|t| t.0);
+    let after = read(&input.after, &mut errs).map(|t| t.0);
+    let types = read(&input.activity_types, &mut errs).map(|l| dedup(l.0));
+    let exclude = read(&input.exclude_activity_types, &mut errs).map(|l| dedup(l.0));
+    if exclusive && input.activity_types.is_present() && input.exclude_activity_types.is_present() {
         errs.push(
             "activity_types",
             "Cannot be used together with `exclude_activity_types",
@@ -144,17 +84,7 @@ pub(crate) fn list_options(
     errs.finish()?;
     // CKAN's boolean_validator: a true-ish value asks for hidden activity; only a sysadmin gets
     // it (anyone else's request is ignored, as the parameter is documented).
-    let include_hidden = match &input.include_hidden_activity {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(t)) => {
-            matches!(
-                t.trim().to_lowercase().as_str(),
-                "true" | "yes" | "t" | "y" | "1" | "on"
-            )
-        }
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
-        _ => false,
-    };
+    let include_hidden = input.include_hidden_activity.get()?.is_some_and(|h| h.0);
     Ok(ListOptions {
         offset: input.offset.map_or(0, |o| o.0),
         limit,
@@ -233,32 +163,42 @@ macro_rules! list_params {
                 offset: Option<Natural>,
                 /// how many activities (default catalog.activity_list_limit, at most
                 /// catalog.activity_list_limit_max)
-                limit: Option<Value>,
+                limit: Later<ListLimit>,
                 /// seconds since the epoch: only activities before it
-                before: Option<Value>,
+                before: Later<Timestamp>,
                 /// seconds since the epoch: only activities after it
-                after: Option<Value>,
+                after: Later<Timestamp>,
                 /// only activities of these types (a list)
-                activity_types: Option<Value>,
+                activity_types: Later<StringList>,
                 /// no activities of these types (a list)
-                exclude_activity_types: Option<Value>,
+                exclude_activity_types: Later<StringList>,
                 /// include the activity of the users catalog.hide_activity_from_users names
                 /// (sysadmins only; the user, dashboard and recently-changed lists always
                 /// leave it out, as in CKAN)
-                include_hidden_activity: Option<Value>,
+                include_hidden_activity: Later<HiddenFlag>,
             }
         }
 
         impl $name {
             fn list_input(&mut self) -> ListInput {
+                use std::mem::replace;
                 ListInput {
                     offset: self.offset.take(),
-                    limit: self.limit.take(),
-                    before: self.before.take(),
-                    after: self.after.take(),
-                    activity_types: self.activity_types.take(),
-                    exclude_activity_types: self.exclude_activity_types.take(),
-                    include_hidden_activity: self.include_hidden_activity.take(),
+                    limit: replace(&mut self.limit, Later::new("limit", None)),
+                    before: replace(&mut self.before, Later::new("before", None)),
+                    after: replace(&mut self.after, Later::new("after", None)),
+                    activity_types: replace(
+                        &mut self.activity_types,
+                        Later::new("activity_types", None),
+                    ),
+                    exclude_activity_types: replace(
+                        &mut self.exclude_activity_types,
+                        Later::new("exclude_activity_types", None),
+                    ),
+                    include_hidden_activity: replace(
+                        &mut self.include_hidden_activity,
+                        Later::new("include_hidden_activity", None),
+                    ),
                 }
             }
         }
@@ -470,19 +410,6 @@ pub(crate) async fn check_activity_access(
     ctx.check_access(action, &p).await
 }
 
-/// CKAN's truthiness of `include_data` as `activity_show` reads it: any non-empty string (so
-/// also `"false"` from a query string), `true`, a non-zero number.
-fn truthy_value(v: Option<&Value>) -> bool {
-    match v {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Number(n)) => n.as_f64() != Some(0.0),
-        Some(Value::Array(a)) => !a.is_empty(),
-        Some(Value::Object(o)) => !o.is_empty(),
-    }
-}
-
 action_params! {
     /// Return one activity, with its data.
     ///
@@ -494,7 +421,7 @@ action_params! {
         /// the id of the activity
         id: String,
         /// when true, the caller must be allowed to edit the dataset
-        include_data: Option<Value>,
+        include_data: Option<PyTruthy>,
     }
 }
 
@@ -503,7 +430,8 @@ pub(crate) async fn activity_show(
     p: ActivityShowParams,
 ) -> CkanResult<Value> {
     let a = load(ctx, &p.id).await?;
-    check_activity_access(ctx, &a, truthy_value(p.include_data.as_ref())).await?;
+    let include_data = p.include_data.is_some_and(|t| t.0);
+    check_activity_access(ctx, &a, include_data).await?;
     let seq = a.seq;
     let head = a.to_dict(Value::Null);
     let mut data = store::data_of(ctx.db().await?, vec![a]).await?;

@@ -4,8 +4,10 @@
 
 use catalog_framework::prelude::*;
 use catalog_framework::store::time::now_iso;
+use catalog_framework::typed::Later;
 
 use crate::actions::{caller_labels, list_options, run_list, ListInput};
+use crate::params::{ListLimit, Timestamp};
 use crate::store::Scope;
 
 action_params! {
@@ -17,11 +19,11 @@ action_params! {
         offset: Option<Natural>,
         /// how many activities (default catalog.activity_list_limit, at most
         /// catalog.activity_list_limit_max)
-        limit: Option<Value>,
+        limit: Later<ListLimit>,
         /// seconds since the epoch: only activities before it
-        before: Option<Value>,
+        before: Later<Timestamp>,
         /// seconds since the epoch: only activities after it
-        after: Option<Value>,
+        after: Later<Timestamp>,
     }
 }
 
@@ -32,11 +34,11 @@ action_params! {
         /// where to start (default 0)
         offset: Option<Natural>,
         /// how many activities to count over (default catalog.activity_list_limit)
-        limit: Option<Value>,
+        limit: Later<ListLimit>,
         /// seconds since the epoch: only activities before it
-        before: Option<Value>,
+        before: Later<Timestamp>,
         /// seconds since the epoch: only activities after it
-        after: Option<Value>,
+        after: Later<Timestamp>,
     }
 }
 
@@ -50,15 +52,7 @@ macro_rules! list_input {
     ($($params:ty),*) => {$(
         impl From<$params> for (ListInput, Params) {
             fn from(p: $params) -> (ListInput, Params) {
-                let input = ListInput {
-                    offset: p.offset,
-                    limit: p.limit,
-                    before: p.before,
-                    after: p.after,
-                    activity_types: None,
-                    exclude_activity_types: None,
-                    include_hidden_activity: None,
-                };
+                let input = ListInput::without_filters(p.offset, p.limit, p.before, p.after);
                 (input, p.__extras)
             }
         }

@@ -2,10 +2,10 @@
 //! and `*_follower_count` for users, datasets and groups (organizations are followed as
 //! groups), with CKAN's order of checks and its messages.
 
-use catalog_framework::params::text;
 use catalog_framework::prelude::*;
 use catalog_framework::store::subquery;
 use catalog_framework::store::time::now_iso;
+use catalog_framework::typed::{Later, Scalar};
 
 /// What can be followed, and how CKAN names it in its messages.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -63,9 +63,14 @@ fn caller(ctx: &ActionContext, verb: &str, kind: Kind) -> CkanResult<String> {
         .ok_or_else(|| not_authorized(format!("You must be logged in to {verb} {}", kind.plural())))
 }
 
+/// A [`Scalar`] parameter's text (`None`: absent, null, a list or a dict).
+fn scalar(p: &Later<Scalar>) -> CkanResult<Option<String>> {
+    Ok(p.get()?.map(|s| s.0))
+}
+
 /// `id` as CKAN's validators read it: a non-empty string (or number).
-fn id_param(id: Option<&Value>) -> Option<String> {
-    text(id).filter(|s| !s.trim().is_empty())
+fn id_param(id: &Later<Scalar>) -> CkanResult<Option<String>> {
+    Ok(scalar(id)?.filter(|s| !s.trim().is_empty()))
 }
 
 /// `follow_*`: the caller follows the object; following it again returns the same record.
@@ -434,10 +439,10 @@ async fn followee_list(
 /// (case-insensitive) when it is given.
 async fn all_followees(
     ctx: &mut ActionContext,
-    (id, q): (Option<String>, Option<Value>),
+    (id, q): (Option<String>, Option<String>),
 ) -> CkanResult<Value> {
     let found = followees(ctx, id.as_deref(), Followees::All).await?;
-    let q = text(q.as_ref()).map(|q| q.trim().to_lowercase());
+    let q = q.map(|q| q.trim().to_lowercase());
     let mut items: Vec<(String, Value)> = found
         .into_iter()
         .map(|(kind, d)| {
@@ -470,7 +475,7 @@ macro_rules! follower_actions {
                 #[doc = $doc]
                 pub struct $params {
                     #[doc = $id]
-                    id: Option<Value>,
+                    id: Later<Scalar>,
                 }
             }
 
@@ -479,7 +484,7 @@ macro_rules! follower_actions {
 
                 pub(super) async fn run(ctx: &mut ActionContext, p: $params) -> CkanResult<Value> {
                     ctx.check_access(stringify!($name), &p.to_params()).await?;
-                    $f(ctx, id_param(p.id.as_ref()), $arg).await
+                    $f(ctx, id_param(&p.id)?, $arg).await
                 }
             }
         )*
@@ -575,18 +580,39 @@ action_params! {
     #[doc = "Return everything a user follows: users, datasets, groups and organizations. Allowed for the user themself and sysadmins.\n\n:param id: the id or name of the user\n:param q: only objects whose display name starts with this (case-insensitive) (optional)\n:rtype: list of dictionaries, each with keys type, display_name and dict"]
     pub struct FolloweeListParams {
         /// the id or name of the user
-        id: Option<Value>,
+        id: Later<Scalar>,
         /// only the objects whose display name starts with this (case-insensitive)
-        q: Option<Value>,
+        q: Later<Scalar>,
     }
 }
 
 /// `followee_list`, with the caller checked as the other follower actions are.
 async fn followee_list_action(ctx: &mut ActionContext, p: FolloweeListParams) -> CkanResult<Value> {
     ctx.check_access("followee_list", &p.to_params()).await?;
-    all_followees(ctx, (id_param(p.id.as_ref()), p.q)).await
+    all_followees(ctx, (id_param(&p.id)?, scalar(&p.q)?)).await
 }
 
 register_typed_actions! {
     read followee_list(FolloweeListParams) => followee_list_action, auth = crate::actions::ActivityShowAuth;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_read_as_params_text() {
+        let id = |v: Value| id_param(&Later::new("id", Some(v))).unwrap();
+        assert_eq!(id(json!("alice")), Some("alice".into()));
+        assert_eq!(id(json!(7)), Some("7".into()));
+        assert_eq!(id(json!(true)), Some("True".into()));
+        assert_eq!(id(json!("  ")), None);
+        assert_eq!(id(json!(["alice"])), None);
+        assert_eq!(id(json!({})), None);
+        assert_eq!(id(Value::Null), None);
+        assert_eq!(
+            scalar(&Later::new("q", Some(json!(" Ab ")))).unwrap(),
+            Some(" Ab ".into())
+        );
+    }
 }

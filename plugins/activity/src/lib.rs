@@ -17,7 +17,8 @@
 //!
 //! - `actions`: the activity lists (`package_activity_list`, `group_`, `organization_`,
 //!   `user_`, `recently_changed_packages_activity_list`), `activity_show`,
-//!   `activity_data_show` and `activity_diff` (with [`difflib`]), and the auth they share.
+//!   `activity_data_show` and `activity_diff` (with [`difflib`]), and the auth they share;
+//!   `params`: the list parameters' shapes (`limit`, `before`/`after`, the type lists).
 //! - `dashboard`: `dashboard_*`; `followers`: `follow_*`, `unfollow_*`, `am_following_*`,
 //!   the follower and followee counts and lists; `maintenance`: `activity_delete*`.
 //! - The older release's actions: `details` (`activity_detail_list`), `html` (the
@@ -33,6 +34,7 @@ pub mod difflib;
 mod followers;
 mod html;
 mod maintenance;
+mod params;
 pub mod patch;
 mod record;
 mod revisions;

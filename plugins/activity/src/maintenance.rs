@@ -3,9 +3,13 @@
 //! breaks what remains: an activity stored as a patch against a deleted one becomes a whole
 //! copy first ([`store::delete`]).
 
+use std::borrow::Cow;
+
 use catalog_framework::prelude::*;
 use catalog_framework::store::time::{format_iso, parse_iso};
+use catalog_framework::typed::{Later, ParamType};
 
+use crate::params::read;
 use crate::store::{self, Selection};
 
 /// The auth function of the deletion actions: sysadmins only (they pass before it runs); to
@@ -23,18 +27,26 @@ impl AuthFunction for SysadminOnly {
 }
 
 /// CKAN's `isodate` after `ignore_empty`: absent, null or "" is no date; anything that is not
-/// an ISO date or date-time is `Date format incorrect`.
-fn date(key: &str, v: Option<&Value>, errs: &mut ValidationBuilder) -> Option<String> {
-    match v {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if s.is_empty() => None,
-        Some(v) => match v.as_str().and_then(parse_iso) {
-            Some(t) => Some(format_iso(t)),
-            None => {
-                errs.push(key, "Date format incorrect");
-                None
-            }
-        },
+/// an ISO date or date-time (text) is `Date format incorrect`. The date as stored timestamps
+/// write it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct IsoDate(pub(crate) String);
+
+impl ParamType for IsoDate {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        v.as_str()
+            .and_then(parse_iso)
+            .map(|t| IsoDate(format_iso(t)))
+            .ok_or_else(|| "Date format incorrect".into())
+    }
+    fn is_blank(v: &Value) -> bool {
+        catalog_framework::typed::blank_text(v)
+    }
+    fn schema() -> Value {
+        json!({"type": "string"})
+    }
+    fn to_value(&self) -> Value {
+        json!(self.0)
     }
 }
 
@@ -54,9 +66,9 @@ action_params! {
         /// the id of one activity to delete
         id: Option<String>,
         /// the start of a range (ISO 8601 date or date-time), with end_date
-        start_date: Option<Value>,
+        start_date: Later<IsoDate>,
         /// the end of a range (ISO 8601 date or date-time), with start_date
-        end_date: Option<Value>,
+        end_date: Later<IsoDate>,
         /// delete the activities older than this many days
         offset_days: Option<Natural>,
         /// keep this many of each object's newest activities
@@ -71,13 +83,12 @@ pub(crate) async fn activity_delete(
     p: ActivityDeleteParams,
 ) -> CkanResult<Value> {
     let mut errs = ValidationBuilder::default();
-    let start = date("start_date", p.start_date.as_ref(), &mut errs);
-    let end = date("end_date", p.end_date.as_ref(), &mut errs);
+    let start = read(&p.start_date, &mut errs).map(|d| d.0);
+    let end = read(&p.end_date, &mut errs).map(|d| d.0);
     let id = p.id.filter(|id| !id.trim().is_empty());
     let offset_days = p.offset_days.map(|n| n.0);
     // CKAN's `ensure_id_or_date_criteria_provided` (offset_days 0 is no criterion).
-    let dated = (p.start_date.as_ref().is_some_and(truthy)
-        && p.end_date.as_ref().is_some_and(truthy))
+    let dated = (p.start_date.raw().is_some_and(truthy) && p.end_date.raw().is_some_and(truthy))
         || offset_days.is_some_and(|n| n != 0);
     if id.is_none() && !dated {
         errs.push(
@@ -204,4 +215,22 @@ register_typed_actions! {
     write activity_delete(ActivityDeleteParams) => activity_delete, auth = SysadminOnly;
     write activity_delete_all(ActivityDeleteAllParams) => activity_delete_all, auth = SysadminOnly;
     write activity_delete_counts(ActivityDeleteCountsParams) => activity_delete_counts, auth = SysadminOnly;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_read_as_isodate_after_ignore_empty() {
+        let date = |v: Value| Later::<IsoDate>::new("start_date", Some(v)).get();
+        assert_eq!(date(json!("")).unwrap(), None);
+        assert!(date(json!("2024-01-02")).unwrap().is_some());
+        for bad in [json!("yesterday"), json!(5), json!(false), json!([])] {
+            assert_eq!(
+                date(bad).unwrap_err().to_error_object(),
+                json!({"__type": "Validation Error", "start_date": ["Date format incorrect"]})
+            );
+        }
+    }
 }

@@ -37,9 +37,10 @@
 //! `package/mod.rs`, the group dict and counts in `group/mod.rs`). What several families share
 //! is in a crate-level module: `dictize` (stored records to CKAN's dicts), `formats`,
 //! `licenses`, `ids` (`new_id`), `membership` (`upsert_member`), `search` (the engine of
-//! `package_search`, which groups and `tag_show` search through too) and `lookup` (`ILIKE`
+//! `package_search`, which groups and `tag_show` search through too), `lookup` (`ILIKE`
 //! matching and parameters of the lookup actions, an index field's values over the readable
-//! datasets). `admin` is what the CLI and tests call.
+//! datasets) and `shapes` (parameter types the framework lacks). `admin` is what the CLI and
+//! tests call.
 //!
 //! Families import one another one way only: `group` → `package` (an organization's datasets
 //! on delete), `member` → `group` (`kind`), `resource` → `package` (resources are written
@@ -52,8 +53,9 @@
 //! fn and its doc comment is the help text; its fields are the parameters CKAN documents. A
 //! parameter CKAN checks before anything else is a typed field (`String`, `Option<Natural>` …:
 //! checked, all at once, before the fn runs); one CKAN reads later (after the access check,
-//! or one error at a time) is an `Option<Value>` (or a `Raw`, when a null differs from an
-//! absent key) that the fn checks where CKAN does. Actions that take CKAN's data dict whole
+//! or one error at a time) is a `Later<T>` (or a `Raw`, when a null differs from an absent
+//! key) that the fn decodes where CKAN does; `shapes` has the types of the shapes the
+//! framework has none for (CKAN's loose reads: `Scalar`, `StrOrNum` …). Actions that take CKAN's data dict whole
 //! (create/update/patch, `package_search`, the vocabulary, task status and term translation
 //! writes) read it from the struct's `__extras`, which an entity dict's validators (the
 //! dataset schema, the group and user checks) or the query parser then check: their fields
@@ -94,6 +96,7 @@ mod package;
 mod relationship;
 mod resource;
 mod search;
+mod shapes;
 mod site;
 mod tag;
 mod task_status;

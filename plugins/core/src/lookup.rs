@@ -6,10 +6,11 @@
 //! SQLite and PostgreSQL answer identically (SQLite's `LOWER`/`LIKE` fold ASCII only).
 
 use catalog_framework::authz;
-use catalog_framework::params::decode;
 use catalog_framework::prelude::*;
 use catalog_framework::search::{Query, SearchRequest};
-use catalog_framework::typed::Text;
+use catalog_framework::typed::{Later, Text};
+
+use crate::shapes::collect;
 
 /// SQL `ILIKE` with `\` as the escape character (PostgreSQL's default, which CKAN relies on):
 /// `%` matches any run of characters, `_` exactly one; letters compare case-insensitively.
@@ -77,16 +78,15 @@ pub(crate) fn escape_like(term: &str) -> String {
     out
 }
 
-/// `limit`/`offset` (as sent) as `natural_number_validator` checks them, errors collected per
-/// field.
-pub(crate) fn naturals(fields: &[(&str, Option<&Value>)]) -> CkanResult<Vec<Option<usize>>> {
+/// `limit`/`offset` as `natural_number_validator` checks them, errors collected per field.
+pub(crate) fn naturals(fields: &[&Later<Natural>]) -> CkanResult<Vec<Option<usize>>> {
     let mut errors = validation();
     let mut out = Vec::new();
-    for (key, v) in fields {
-        match decode::<Option<Natural>>(key, *v) {
+    for f in fields {
+        match f.get() {
             Ok(v) => out.push(v.map(|n| n.0 as usize)),
             Err(e) => {
-                errors.set(key, e.body.get(*key).cloned().unwrap_or(Value::Null));
+                collect(&mut errors, e);
                 out.push(None);
             }
         }
@@ -95,27 +95,15 @@ pub(crate) fn naturals(fields: &[(&str, Option<&Value>)]) -> CkanResult<Vec<Opti
     Ok(out)
 }
 
-/// Python truthiness of a raw parameter (CKAN reads some flags with a bare `if`).
-pub(crate) fn py_truthy(v: Option<&Value>) -> bool {
-    match v {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Array(a)) => !a.is_empty(),
-        Some(Value::Object(o)) => !o.is_empty(),
-    }
-}
-
 /// `q` and `limit` of an autocomplete that checks access before them, validated together as
 /// CKAN's schema does (as the fields `q: Text, limit: Option<Natural>` of the others are).
 pub(crate) fn autocomplete_params(
-    q: Option<&Value>,
-    limit: Option<&Value>,
+    q: &Later<Text>,
+    limit: &Later<Natural>,
     default_limit: usize,
 ) -> CkanResult<(String, usize)> {
-    let q = decode::<Text>("q", q);
-    let limit = decode::<Option<Natural>>("limit", limit);
+    let q = q.require();
+    let limit = limit.get();
     match (q, limit) {
         (Ok(q), Ok(l)) => Ok((q.0, l.map_or(default_limit, |n| n.0 as usize))),
         (Err(mut a), Err(b)) => {

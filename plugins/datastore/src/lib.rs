@@ -25,7 +25,8 @@
 //! - The dump route (`/datastore/dump/{resource_id}`) is `dump.rs`; who may read or write is
 //!   `auth.rs`; the tables themselves (create, alter, drop, rows, the table of tables) are
 //!   `table.rs`, the field types and their values `types.rs`, and `filters` as SQL
-//!   `filters.rs`.
+//!   `filters.rs`; `params.rs` has the two field kinds the actions' parameters need that keep
+//!   a `null` apart from a key not sent.
 //!
 //! Files import one way: the actions, `dump` and `sql` go down to `table`, `filters` and
 //! `types`; `dump` and `sql` use the search's paging (`actions::search`, `rows_max`); the
@@ -37,6 +38,7 @@ mod auth;
 mod dump;
 mod filters;
 mod loader;
+mod params;
 mod sql;
 mod table;
 mod types;

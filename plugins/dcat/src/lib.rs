@@ -27,8 +27,8 @@ pub mod rdf;
 pub mod render;
 mod routes;
 
-use catalog_framework::params::{decode, text};
 use catalog_framework::prelude::*;
+use catalog_framework::typed::{Later, Scalar};
 
 /// What a DCAT profile crate needs, with `catalog_framework::prelude::*`:
 /// `use catalog_plugin_dcat::prelude::*;`.
@@ -119,17 +119,22 @@ catalog_framework::register_page!(
     }
 );
 
+/// A [`Scalar`] parameter's text (`None`: absent, null, a list or a dict).
+fn scalar(p: &Later<Scalar>) -> CkanResult<Option<String>> {
+    Ok(p.get()?.map(|s| s.0))
+}
+
 action_params! {
     #[doc = "Return a dataset serialized as RDF.\n\n:param id: the dataset's id or name\n\
              :param _format: rdf, xml (default), ttl, n3 or jsonld\n:param profiles: \
              comma-separated profile names (default: catalogext.dcat.rdf.profiles)\n:rtype: string"]
     pub struct DcatDatasetShowParams {
         /// the dataset's id or name (required; checked after the access check)
-        id: Option<Value>,
+        id: Later<String>,
         /// `rdf`, `xml` (default), `ttl`, `n3` or `jsonld`
-        format: Option<Value> as "_format",
+        format: Later<Scalar> as "_format",
         /// comma-separated profile names (default: catalogext.dcat.rdf.profiles)
-        profiles: Option<Value>,
+        profiles: Later<Scalar>,
     }
 }
 
@@ -137,9 +142,9 @@ action_params! {
 async fn dcat_dataset_show(ctx: &mut ActionContext, p: DcatDatasetShowParams) -> CkanResult<Value> {
     ctx.check_access("dcat_dataset_show", &p.to_params())
         .await?;
-    let id: String = decode("id", p.id.as_ref())?;
-    let ext = text(p.format.as_ref()).unwrap_or_else(|| "xml".into());
-    let profiles = text(p.profiles.as_ref());
+    let id = p.id.require()?;
+    let ext = scalar(&p.format)?.unwrap_or_else(|| "xml".into());
+    let profiles = scalar(&p.profiles)?;
     let (_, body) =
         render::dataset_document(ctx, &id, render::format_of(&ext), profiles.as_deref()).await?;
     Ok(Value::String(String::from_utf8_lossy(&body).into_owned()))
@@ -153,17 +158,17 @@ action_params! {
              :rtype: string"]
     pub struct DcatCatalogShowParams {
         /// `rdf`, `xml` (default), `ttl`, `n3` or `jsonld`
-        format: Option<Value> as "_format",
+        format: Later<Scalar> as "_format",
         /// the page number (from 1)
-        page: Option<Value>,
+        page: Later<Scalar>,
         /// only the datasets modified since (an ISO-8601 date)
-        modified_since: Option<Value>,
+        modified_since: Later<Scalar>,
         /// a search query
-        q: Option<Value>,
+        q: Later<Scalar>,
         /// a filter query
-        fq: Option<Value>,
+        fq: Later<Scalar>,
         /// comma-separated profile names (default: catalogext.dcat.rdf.profiles)
-        profiles: Option<Value>,
+        profiles: Later<Scalar>,
     }
 }
 
@@ -171,17 +176,22 @@ action_params! {
 async fn dcat_catalog_show(ctx: &mut ActionContext, p: DcatCatalogShowParams) -> CkanResult<Value> {
     ctx.check_access("dcat_catalog_show", &p.to_params())
         .await?;
-    let ext = text(p.format.as_ref()).unwrap_or_else(|| "xml".into());
+    let ext = scalar(&p.format)?.unwrap_or_else(|| "xml".into());
     let format = render::format_of(&ext)?;
-    let query = render::CatalogQuery::from_params(|key| {
-        text(match key {
-            "page" => p.page.as_ref(),
-            "modified_since" => p.modified_since.as_ref(),
-            "q" => p.q.as_ref(),
-            "fq" => p.fq.as_ref(),
-            "profiles" => p.profiles.as_ref(),
-            _ => None,
-        })
+    let (page, modified_since, q, fq, profiles) = (
+        scalar(&p.page)?,
+        scalar(&p.modified_since)?,
+        scalar(&p.q)?,
+        scalar(&p.fq)?,
+        scalar(&p.profiles)?,
+    );
+    let query = render::CatalogQuery::from_params(|key| match key {
+        "page" => page.clone(),
+        "modified_since" => modified_since.clone(),
+        "q" => q.clone(),
+        "fq" => fq.clone(),
+        "profiles" => profiles.clone(),
+        _ => None,
     });
     let path = render::settings(ctx)?
         .catalog_endpoint
@@ -207,4 +217,21 @@ impl AuthFunction for Anyone {
 register_typed_actions! {
     read dcat_dataset_show(DcatDatasetShowParams) => dcat_dataset_show, auth = Anyone;
     read dcat_catalog_show(DcatCatalogShowParams) => dcat_catalog_show, auth = Anyone;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scalars_read_as_params_text() {
+        let read = |v: Value| scalar(&Later::new("k", Some(v))).unwrap();
+        assert_eq!(read(json!("ttl")), Some("ttl".into()));
+        assert_eq!(read(json!("")), Some(String::new()));
+        assert_eq!(read(json!(2)), Some("2".into()));
+        assert_eq!(read(json!(true)), Some("True".into()));
+        assert_eq!(read(json!(["ttl"])), None);
+        assert_eq!(read(json!({"a": 1})), None);
+        assert_eq!(read(Value::Null), None);
+    }
 }

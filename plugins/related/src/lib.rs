@@ -9,11 +9,10 @@ use std::collections::HashMap;
 
 use catalog_framework::authz;
 use catalog_framework::migration;
-use catalog_framework::params::truthy;
 use catalog_framework::prelude::*;
 use catalog_framework::store::time::now_iso;
 use catalog_framework::store::RowExt;
-use catalog_framework::typed::InDict;
+use catalog_framework::typed::{InDict, Later, StrOrNum, Truthy};
 use sqlx::AnyConnection;
 
 /// The plugin: its tables.
@@ -100,6 +99,11 @@ fn text(v: Option<&Value>) -> Option<String> {
         Some(Value::Number(n)) => Some(n.to_string()),
         _ => None,
     }
+}
+
+/// A [`StrOrNum`] parameter's text (`None`: absent, null, or neither a string nor a number).
+fn str_or_num(p: &Later<StrOrNum>) -> CkanResult<Option<String>> {
+    Ok(p.get()?.map(|s| s.0))
 }
 
 /// CKAN's `url_validator`: empty, or http(s) with a host of letters, digits, dots and dashes.
@@ -279,11 +283,9 @@ async fn related_create(ctx: &mut ActionContext, p: RelatedCreateParams) -> Ckan
     Ok(dictize(&item))
 }
 
-/// `id` as CKAN's `get_or_bust` reads it.
-fn required_id(id: Option<&Value>) -> CkanResult<String> {
-    text(id)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| missing("id"))
+/// `id` as CKAN's `get_or_bust` reads it (from its [`text`]).
+fn required_id(id: Option<String>) -> CkanResult<String> {
+    id.filter(|s| !s.is_empty()).ok_or_else(|| missing("id"))
 }
 
 action_params! {
@@ -311,7 +313,7 @@ action_params! {
 
 async fn related_update(ctx: &mut ActionContext, p: RelatedUpdateParams) -> CkanResult<Value> {
     let p = p.__extras;
-    let id = required_id(p.get("id"))?;
+    let id = required_id(text(p.get("id")))?;
     let mut item = by_id(ctx.db().await?, &id)
         .await?
         .ok_or_else(|| not_found("Item was not found."))?;
@@ -360,12 +362,12 @@ action_params! {
     /// :param id: the related item's id
     pub struct RelatedDeleteParams {
         /// the related item's id
-        id: Option<Value>,
+        id: Later<StrOrNum>,
     }
 }
 
 async fn related_delete(ctx: &mut ActionContext, p: RelatedDeleteParams) -> CkanResult<Value> {
-    let id = required_id(p.id.as_ref())?;
+    let id = required_id(str_or_num(&p.id)?)?;
     let item = by_id(ctx.db().await?, &id)
         .await?
         .ok_or_else(|| not_found(""))?;
@@ -393,12 +395,12 @@ action_params! {
     /// :rtype: dictionary
     pub struct RelatedShowParams {
         /// the related item's id
-        id: Option<Value>,
+        id: Later<StrOrNum>,
     }
 }
 
 async fn related_show(ctx: &mut ActionContext, p: RelatedShowParams) -> CkanResult<Value> {
-    let id = required_id(p.id.as_ref())?;
+    let id = required_id(str_or_num(&p.id)?)?;
     ctx.check_access("related_show", &p.to_params()).await?;
     let item = by_id(ctx.db().await?, &id)
         .await?
@@ -440,20 +442,20 @@ action_params! {
     /// :rtype: list of dictionaries
     pub struct RelatedListParams {
         /// the dataset's id or name
-        id: Option<Value>,
+        id: Later<StrOrNum>,
         /// only the items of this type (without a dataset)
-        type_filter: Option<Value>,
+        type_filter: Later<StrOrNum>,
         /// `view_count_asc`, `view_count_desc`, `created_asc` or `created_desc` (without a
         /// dataset)
-        sort: Option<Value>,
+        sort: Later<StrOrNum>,
         /// only featured items (without a dataset)
-        featured: Option<Value>,
+        featured: Later<Truthy>,
     }
 }
 
 async fn related_list(ctx: &mut ActionContext, p: RelatedListParams) -> CkanResult<Value> {
     ctx.check_access("related_list", &p.to_params()).await?;
-    let dataset = match text(p.id.as_ref()).filter(|s| !s.is_empty()) {
+    let dataset = match str_or_num(&p.id)?.filter(|s| !s.is_empty()) {
         Some(d) => ctx.package_row(&d).await?.map(|row| (d, row)),
         None => None,
     };
@@ -477,15 +479,15 @@ async fn related_list(ctx: &mut ActionContext, p: RelatedListParams) -> CkanResu
             .await?
         }
         None => {
-            let order = match text(p.sort.as_ref()).as_deref() {
+            let order = match str_or_num(&p.sort)?.as_deref() {
                 Some("view_count_asc") => "view_count ASC, seq",
                 Some("view_count_desc") => "view_count DESC, seq",
                 Some("created_asc") => "created ASC, seq",
                 Some("created_desc") => "created DESC, seq DESC",
                 _ => "seq",
             };
-            let featured = truthy(p.featured.as_ref());
-            let type_filter = text(p.type_filter.as_ref()).unwrap_or_default();
+            let featured = p.featured.get()?.is_some_and(|f| f.0);
+            let type_filter = str_or_num(&p.type_filter)?.unwrap_or_default();
             sqlx::query(&format!(
                 "SELECT {COLUMNS} FROM related WHERE ($1 = '' OR type = $1) AND ($2 = 0 OR featured <> 0) ORDER BY {order}"
             ))
@@ -620,7 +622,24 @@ impl AuthFunction for AuthDelete {
 
 #[cfg(test)]
 mod tests {
-    use super::valid_url;
+    use super::*;
+
+    #[test]
+    fn text_parameters_read_strings_and_numbers() {
+        let read = |v: Value| str_or_num(&Later::new("id", Some(v))).unwrap();
+        assert_eq!(read(json!("abc")), Some("abc".into()));
+        assert_eq!(read(json!("")), Some(String::new()));
+        assert_eq!(read(json!(12)), Some("12".into()));
+        assert_eq!(read(json!(true)), None);
+        assert_eq!(read(json!(["abc"])), None);
+        assert_eq!(read(Value::Null), None);
+        assert_eq!(
+            required_id(read(json!(true)))
+                .unwrap_err()
+                .to_error_object(),
+            json!({"__type": "Validation Error", "id": ["Missing value"]})
+        );
+    }
 
     #[test]
     fn urls_as_ckans_validator() {

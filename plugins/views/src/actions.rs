@@ -1,10 +1,11 @@
 //! The `resource_view_*` actions and the default-view actions, with CKAN 2.12's parameters,
 //! order of checks, messages and shapes (ckan/logic/action/{create,update,delete,get}.py).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
-use catalog_framework::params::bool_param;
 use catalog_framework::prelude::*;
+use catalog_framework::typed::{AsBool, Later, ParamType, PyStr};
 
 use crate::auth::{CreateAuth, DeleteAuth, EditAuth, PackageEditAuth, ReadAuth, SysadminAuth};
 use crate::defaults;
@@ -24,6 +25,89 @@ fn uuid_text(s: &str) -> bool {
     uuid::Uuid::parse_str(s).is_ok_and(|u| u.hyphenated().to_string() == s.to_lowercase())
 }
 
+/// `resource_view_reorder`'s `order`: a list of view ids (each item as `str()` writes it);
+/// anything else is refused with CKAN's message as a plain string, not a list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ViewOrder(pub(crate) Vec<String>);
+
+impl ParamType for ViewOrder {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        match v {
+            Value::Array(items) => Ok(ViewOrder(items.iter().map(text).collect())),
+            _ => Err("Must supply order as a list".into()),
+        }
+    }
+    fn schema() -> Value {
+        json!({"type": "array", "items": {"type": "string"}})
+    }
+    fn to_value(&self) -> Value {
+        json!(self.0)
+    }
+    fn refusal(key: &str, message: Cow<'static, str>) -> CkanError {
+        order_error_at(key, &message)
+    }
+}
+
+/// `{key: message}`: CKAN's `order` errors are plain strings, not lists.
+fn order_error_at(key: &str, message: &str) -> CkanError {
+    let mut b = ValidationBuilder::default();
+    b.set(key, json!(message));
+    b.build()
+}
+
+fn order_error(message: &str) -> CkanError {
+    order_error_at("order", message)
+}
+
+/// `resource_view_clear`'s `view_types`: one string (one type) or a list of strings; a list
+/// with anything but strings is `Must be a list of strings` (numbers too), any other value
+/// `Not a list`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StrList(pub(crate) Vec<String>);
+
+impl ParamType for StrList {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        match v {
+            Value::String(s) => Ok(StrList(vec![s.clone()])),
+            Value::Array(items) => items
+                .iter()
+                .map(|i| i.as_str().map(str::to_string))
+                .collect::<Option<_>>()
+                .map(StrList)
+                .ok_or_else(|| "Must be a list of strings".into()),
+            _ => Err("Not a list".into()),
+        }
+    }
+    fn schema() -> Value {
+        json!({"oneOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]})
+    }
+    fn to_value(&self) -> Value {
+        json!(self.0)
+    }
+}
+
+/// A resource or dataset dict of the default-view actions, of which only its `id` counts:
+/// the id as `str()` writes it, `None` when the value is no dict or its id is missing or
+/// falsy (`""`, `0`, `false` …). Never refuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DictId(pub(crate) Option<String>);
+
+impl ParamType for DictId {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        Ok(DictId(
+            v.get("id").filter(|id| !is_empty(Some(id))).map(text),
+        ))
+    }
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {"id": {"type": "string"}}})
+    }
+    fn to_value(&self) -> Value {
+        self.0
+            .as_ref()
+            .map_or(Value::Null, |id| json!({ "id": id }))
+    }
+}
+
 action_params! {
     /// Create a new resource view.
     ///
@@ -33,15 +117,15 @@ action_params! {
     /// `datatables_view`); any other key is refused. Returns the view.
     pub struct ResourceViewCreateParams {
         /// id of the resource
-        resource_id: Option<Value>,
+        resource_id: Option<PyStr>,
         /// name of the view type (`image_view`, `text_view`, `webpage_view`, `datatables_view`)
-        view_type: Option<Value>,
+        view_type: Option<PyStr>,
         /// title of the view
-        title: Option<Value>,
+        title: Option<PyStr>,
         /// description of the view
-        description: Option<Value>,
+        description: Option<PyStr>,
         /// the view's id (sysadmins only; a UUID)
-        id: Option<Value>,
+        id: Option<PyStr>,
     }
 }
 
@@ -55,7 +139,7 @@ pub(crate) async fn resource_view_create(
     let Some(view_type) = p.view_type else {
         return Err(missing("view_type"));
     };
-    let view_type = text(&view_type);
+    let view_type = view_type.text;
     let app = ctx.app.clone();
     let views = views_of(&app)?;
     let Some(vt) = views.view_type(&view_type) else {
@@ -63,8 +147,7 @@ pub(crate) async fn resource_view_create(
     };
     let mut errs = ValidationBuilder::default();
     let mut id = None;
-    if !is_empty(p.id.as_ref()) {
-        let given = p.id.as_ref().map(text).unwrap_or_default();
+    if let Some(PyStr { text: given, .. }) = p.id.filter(|id| !id.falsy) {
         if !(ctx.is_sysadmin() || ctx.ignore_auth) {
             errs.push("id", "The input field id was not expected.");
         } else if !uuid_text(&given) {
@@ -76,23 +159,23 @@ pub(crate) async fn resource_view_create(
         }
     }
     let mut resource = None;
-    if is_empty(Some(&resource_id)) {
+    if resource_id.falsy {
         errs.push("resource_id", "Missing value");
     } else {
-        let rid = text(&resource_id);
+        let rid = resource_id.text;
         match find_resource(ctx, &rid, true).await? {
             Some((pkg, _)) => resource = Some((rid, pkg)),
             None => errs.push("resource_id", format!("Resource not found: {rid}")),
         }
     }
-    let title = match &p.title {
-        t if is_empty(t.as_ref()) => {
+    let title = match p.title {
+        Some(t) if !t.falsy => Some(t.text),
+        _ => {
             errs.push("title", "Missing value");
             None
         }
-        t => t.as_ref().map(text),
     };
-    let description = p.description.as_ref().map(text);
+    let description = p.description.map(|d| d.text);
     let config = validate::config(views, &view_type, &***vt, p.__extras, &mut errs);
     errs.finish()?;
     let Some((resource_id, package_id)) = resource else {
@@ -146,17 +229,17 @@ action_params! {
     /// change. Returns the view.
     pub struct ResourceViewUpdateParams {
         /// id of the view
-        id: Option<Value>,
+        id: Option<PyStr>,
         /// id of the resource (another resource moves the view there)
-        resource_id: Option<Value>,
+        resource_id: Option<PyStr>,
         /// title of the view
-        title: Option<Value>,
+        title: Option<PyStr>,
         /// description of the view
-        description: Option<Value>,
+        description: Option<PyStr>,
         /// ignored: a view's type cannot change
-        view_type: Option<Value>,
+        view_type: Option<PyStr>,
         /// ignored, so that a dict from `resource_view_show` can be sent back
-        package_id: Option<Value>,
+        package_id: Option<PyStr>,
     }
 }
 
@@ -164,7 +247,7 @@ pub(crate) async fn resource_view_update(
     ctx: &mut ActionContext,
     p: ResourceViewUpdateParams,
 ) -> CkanResult<Value> {
-    let Some(id) = p.id.as_ref().map(text) else {
+    let Some(PyStr { text: id, .. }) = p.id else {
         return Err(missing("id"));
     };
     let Some(old) = store::get(ctx.db().await?, &id).await? else {
@@ -177,8 +260,7 @@ pub(crate) async fn resource_view_update(
     };
     let mut errs = ValidationBuilder::default();
     let mut moved_to = None;
-    if let Some(r) = &p.resource_id {
-        let rid = text(r);
+    if let Some(PyStr { text: rid, .. }) = p.resource_id {
         match find_resource(ctx, &rid, true).await? {
             Some((pkg, _)) => moved_to = Some((rid, pkg)),
             None => errs.push("resource_id", format!("Resource not found: {rid}")),
@@ -206,11 +288,10 @@ pub(crate) async fn resource_view_update(
     }
     let row = ViewRow {
         resource_id: moved_to.map_or_else(|| old.resource_id.clone(), |(rid, _)| rid),
-        title: p.title.as_ref().map(text).or_else(|| old.title.clone()),
+        title: p.title.map(|t| t.text).or_else(|| old.title.clone()),
         description: p
             .description
-            .as_ref()
-            .map(text)
+            .map(|d| d.text)
             .or_else(|| old.description.clone()),
         config,
         ..old
@@ -230,7 +311,7 @@ action_params! {
     /// Return a resource view.
     pub struct ResourceViewShowParams {
         /// id of the view
-        id: Option<Value>,
+        id: Option<PyStr>,
     }
 }
 
@@ -238,7 +319,7 @@ pub(crate) async fn resource_view_show(
     ctx: &mut ActionContext,
     p: ResourceViewShowParams,
 ) -> CkanResult<Value> {
-    let Some(id) = p.id.as_ref().map(text) else {
+    let Some(PyStr { text: id, .. }) = p.id else {
         return Err(missing("id"));
     };
     let Some(row) = store::get(ctx.db().await?, &id).await? else {
@@ -269,7 +350,7 @@ action_params! {
     /// registers are left out).
     pub struct ResourceViewListParams {
         /// id of the resource
-        id: Option<Value>,
+        id: Option<PyStr>,
     }
 }
 
@@ -277,7 +358,7 @@ pub(crate) async fn resource_view_list(
     ctx: &mut ActionContext,
     p: ResourceViewListParams,
 ) -> CkanResult<Value> {
-    let Some(id) = p.id.as_ref().map(text) else {
+    let Some(PyStr { text: id, .. }) = p.id else {
         return Err(missing("id"));
     };
     let Some((package_id, _)) = find_resource(ctx, &id, false).await? else {
@@ -302,9 +383,9 @@ action_params! {
     /// in the new order.
     pub struct ResourceViewReorderParams {
         /// id of the resource
-        id: Option<Value>,
+        id: Option<PyStr>,
         /// a list of view ids
-        order: Option<Value>,
+        order: Later<ViewOrder>,
     }
 }
 
@@ -316,25 +397,16 @@ pub(crate) async fn resource_view_reorder(
     if p.id.is_none() {
         errs.push("id", "Missing value");
     }
-    if p.order.is_none() {
+    if !p.order.is_present() {
         errs.push("order", "Missing value");
     }
     errs.finish()?;
-    let (Some(id), Some(order)) = (p.id.as_ref().map(text), p.order) else {
+    let (Some(PyStr { text: id, .. }), Some(ViewOrder(order))) = (p.id, p.order.get()?) else {
         return Err(internal("reorder parameters"));
     };
-    let order_error = |m: String| {
-        let mut b = ValidationBuilder::default();
-        b.set("order", json!(m));
-        b.build()
-    };
-    let Value::Array(order) = order else {
-        return Err(order_error("Must supply order as a list".into()));
-    };
-    let order: Vec<String> = order.iter().map(text).collect();
     let distinct: HashSet<&String> = order.iter().collect();
     if distinct.len() != order.len() {
-        return Err(order_error("No duplicates allowed in order".into()));
+        return Err(order_error("No duplicates allowed in order"));
     }
     let Some((package_id, _)) = find_resource(ctx, &id, true).await? else {
         return Err(not_found("Resource was not found."));
@@ -353,7 +425,7 @@ pub(crate) async fn resource_view_reorder(
                 rest.remove(i);
                 new_order.push(view);
             }
-            None => return Err(order_error(format!("View {view} does not exist"))),
+            None => return Err(order_error(&format!("View {view} does not exist"))),
         }
     }
     new_order.extend(rest);
@@ -365,7 +437,7 @@ action_params! {
     /// Delete a resource view. Returns the id of its resource.
     pub struct ResourceViewDeleteParams {
         /// id of the view
-        id: Option<Value>,
+        id: Option<PyStr>,
     }
 }
 
@@ -373,7 +445,7 @@ pub(crate) async fn resource_view_delete(
     ctx: &mut ActionContext,
     p: ResourceViewDeleteParams,
 ) -> CkanResult<Value> {
-    let Some(id) = p.id.as_ref().map(text) else {
+    let Some(PyStr { text: id, .. }) = p.id else {
         return Err(missing("id"));
     };
     let Some(row) = store::get(ctx.db().await?, &id).await? else {
@@ -397,7 +469,7 @@ action_params! {
     /// no type is given. Sysadmins only. Returns null.
     pub struct ResourceViewClearParams {
         /// the view types whose views go (default: all)
-        view_types: Option<Value>,
+        view_types: Later<StrList>,
     }
 }
 
@@ -407,33 +479,9 @@ pub(crate) async fn resource_view_clear(
 ) -> CkanResult<Value> {
     ctx.check_access("resource_view_clear", &p.to_params())
         .await?;
-    let types: Vec<String> = match p.view_types {
-        None => Vec::new(),
-        Some(Value::String(s)) => vec![s],
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|i| i.as_str().map(str::to_string))
-            .collect::<Option<_>>()
-            .ok_or_else(|| {
-                validation()
-                    .field("view_types", "Must be a list of strings")
-                    .build()
-            })?,
-        Some(_) => {
-            return Err(validation().field("view_types", "Not a list").build());
-        }
-    };
+    let types = p.view_types.get()?.map(|t| t.0).unwrap_or_default();
     store::clear(ctx.db().await?, &types).await?;
     Ok(Value::Null)
-}
-
-/// `create_datastore_views`: CKAN's `asbool` (an unknown word is refused).
-fn datastore_flag(v: Option<&Value>) -> CkanResult<bool> {
-    let mut p = Params::new();
-    if let Some(v) = v {
-        p.insert("create_datastore_views".into(), v.clone());
-    }
-    bool_param(&p, "create_datastore_views", false)
 }
 
 /// `{key: {"id": ["Missing value"]}}`: a dict parameter without its id.
@@ -448,11 +496,11 @@ action_params! {
     /// not have yet and that suit it. Returns the views created.
     pub struct ResourceCreateDefaultResourceViewsParams {
         /// the resource dict (its `id` names the stored resource whose views are made)
-        resource: Option<Value>,
+        resource: Later<DictId>,
         /// the dataset dict (unused: the stored dataset is used)
-        package: Option<Value>,
+        package: Later<DictId>,
         /// make the views that need the DataStore instead of the others (default false)
-        create_datastore_views: Option<Value>,
+        create_datastore_views: Later<AsBool>,
     }
 }
 
@@ -460,10 +508,10 @@ pub(crate) async fn resource_create_default_resource_views(
     ctx: &mut ActionContext,
     p: ResourceCreateDefaultResourceViewsParams,
 ) -> CkanResult<Value> {
-    let Some(resource) = p.resource else {
+    let Some(DictId(id)) = p.resource.get()? else {
         return Err(missing("resource"));
     };
-    let Some(id) = resource.get("id").filter(|v| !is_empty(Some(v))).map(text) else {
+    let Some(id) = id else {
         return Err(missing_id("resource"));
     };
     let Some((package_id, stored)) = find_resource(ctx, &id, true).await? else {
@@ -474,7 +522,7 @@ pub(crate) async fn resource_create_default_resource_views(
         &auth_data(&id, &package_id),
     )
     .await?;
-    let datastore = datastore_flag(p.create_datastore_views.as_ref())?;
+    let datastore = p.create_datastore_views.or(false)?;
     let package = dataset_doc(ctx, &package_id).await?;
     let created = defaults::add_views_to_resource(ctx, &stored, &package, datastore).await?;
     Ok(Value::Array(created))
@@ -493,9 +541,9 @@ action_params! {
     /// dataset that does not have them yet and that they suit. Returns the views created.
     pub struct PackageCreateDefaultResourceViewsParams {
         /// the dataset dict (its `id` names the stored dataset whose resources get views)
-        package: Option<Value>,
+        package: Later<DictId>,
         /// make the views that need the DataStore instead of the others (default false)
-        create_datastore_views: Option<Value>,
+        create_datastore_views: Later<AsBool>,
     }
 }
 
@@ -503,10 +551,10 @@ pub(crate) async fn package_create_default_resource_views(
     ctx: &mut ActionContext,
     p: PackageCreateDefaultResourceViewsParams,
 ) -> CkanResult<Value> {
-    let Some(package) = p.package else {
+    let Some(DictId(id)) = p.package.get()? else {
         return Err(missing("package"));
     };
-    let Some(id) = package.get("id").filter(|v| !is_empty(Some(v))).map(text) else {
+    let Some(id) = id else {
         return Err(missing_id("package"));
     };
     let Some(row) = ctx.package_for_update(&id).await? else {
@@ -516,7 +564,7 @@ pub(crate) async fn package_create_default_resource_views(
     auth.insert("package_id".into(), json!(row.id));
     ctx.check_access("package_create_default_resource_views", &auth)
         .await?;
-    let datastore = datastore_flag(p.create_datastore_views.as_ref())?;
+    let datastore = p.create_datastore_views.or(false)?;
     let doc: Map<String, Value> = serde_json::from_str(&row.data)?;
     let mut created = Vec::new();
     for r in resources_of(&doc) {
@@ -540,6 +588,42 @@ register_typed_actions! {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn decode<T: ParamType>(v: Value) -> Result<T, Cow<'static, str>> {
+        T::decode(&v)
+    }
+
+    #[test]
+    fn the_parameter_types_read_as_the_actions_did() {
+        assert_eq!(
+            decode::<ViewOrder>(json!(["a", 1, true])),
+            Ok(ViewOrder(vec!["a".into(), "1".into(), "True".into()]))
+        );
+        assert_eq!(
+            ViewOrder::refusal("order", decode::<ViewOrder>(json!("a")).unwrap_err())
+                .to_error_object(),
+            json!({"__type": "Validation Error", "order": "Must supply order as a list"})
+        );
+        assert_eq!(decode::<StrList>(json!("x")), Ok(StrList(vec!["x".into()])));
+        assert_eq!(
+            decode::<StrList>(json!(["x", "y"])),
+            Ok(StrList(vec!["x".into(), "y".into()]))
+        );
+        assert_eq!(
+            decode::<StrList>(json!(["x", 1])),
+            Err("Must be a list of strings".into())
+        );
+        assert_eq!(decode::<StrList>(json!(1)), Err("Not a list".into()));
+        assert_eq!(
+            decode::<DictId>(json!({"id": 5})),
+            Ok(DictId(Some("5".into())))
+        );
+        assert_eq!(decode::<DictId>(json!({"id": ""})), Ok(DictId(None)));
+        assert_eq!(decode::<DictId>(json!({"id": 0})), Ok(DictId(None)));
+        assert_eq!(decode::<DictId>(json!({})), Ok(DictId(None)));
+        assert_eq!(decode::<DictId>(json!(["id"])), Ok(DictId(None)));
+        assert_eq!(decode::<DictId>(json!("abc")), Ok(DictId(None)));
+    }
 
     #[test]
     fn ids_are_uuids_in_their_text_form() {

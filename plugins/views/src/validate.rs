@@ -27,13 +27,7 @@ fn blank(v: Option<&Value>) -> bool {
 /// CKAN's `unicode_safe`: text stays, anything else becomes text (`5` → `"5"`, `true` →
 /// `"True"`, lists and objects their JSON).
 pub(crate) fn text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Bool(true) => "True".into(),
-        Value::Bool(false) => "False".into(),
-        Value::Null => "None".into(),
-        other => other.to_string(),
-    }
+    catalog_framework::typed::py_str(v)
 }
 
 /// CKAN's `boolean_validator`: `true`, `"true"`, `"yes"`, `"t"`, `"y"`, `"1"` (any case) and

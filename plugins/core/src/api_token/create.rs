@@ -1,7 +1,7 @@
-use catalog_framework::params::{decode, text};
+use catalog_framework::params::text;
 use catalog_framework::prelude::*;
 use catalog_framework::store::time::format_iso;
-use catalog_framework::typed::Raw;
+use catalog_framework::typed::{Later, Raw};
 
 use super::insert_token;
 
@@ -17,9 +17,9 @@ action_params! {
     pub struct ApiTokenCreateParams {
         /// the user's name or id (required, as is `name`: each `Missing value` at once, then
         /// checked one at a time)
-        user: Option<Value>,
+        user: Later<String>,
         /// the token's name
-        name: Option<Value>,
+        name: Later<String>,
         /// with `unit`: the token stops working after `expires_in * unit` seconds (a
         /// positive integer; given, even null, both are required)
         expires_in: Raw,
@@ -57,13 +57,15 @@ pub(crate) async fn api_token_create(
 ) -> CkanResult<Value> {
     let mut errs = ValidationBuilder::default();
     for (k, v) in [("user", &p.user), ("name", &p.name)] {
-        if text(v.as_ref()).is_none_or(|s| s.is_empty()) {
+        // Given as CKAN's `_get_or_bust` sees it: a non-empty scalar (a boolean too, which
+        // the decoding below then refuses).
+        if text(v.raw()).is_none_or(|s| s.is_empty()) {
             errs.push(k, "Missing value");
         }
     }
     errs.finish()?;
-    let user: String = decode("user", p.user.as_ref())?;
-    let name: String = decode("name", p.name.as_ref())?;
+    let user = p.user.require()?;
+    let name = p.name.require()?;
     let u = ctx
         .user_row(&user)
         .await?

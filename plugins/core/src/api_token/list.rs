@@ -1,14 +1,16 @@
-use catalog_framework::params::text;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::Later;
+
+use crate::shapes::{LaterExt, Scalar};
 
 action_params! {
     /// Return a user's API tokens, oldest first.
     pub struct ApiTokenListParams {
         /// the user's id or name
-        user_id: Option<Value>,
+        user_id: Later<Scalar>,
         /// the user's id or name, when `user_id` is not given (CKAN before 2.10)
-        user: Option<Value>,
+        user: Later<Scalar>,
     }
 }
 
@@ -16,8 +18,11 @@ pub(crate) async fn api_token_list(
     ctx: &mut ActionContext,
     p: ApiTokenListParams,
 ) -> CkanResult<Value> {
-    let r = text(p.user_id.as_ref())
-        .or_else(|| text(p.user.as_ref()))
+    let r = p
+        .user_id
+        .value()
+        .or_else(|| p.user.value())
+        .map(|s| s.0)
         .filter(|s| !s.is_empty())
         .ok_or_else(|| missing("user_id"))?;
     let mut auth = p.to_params();

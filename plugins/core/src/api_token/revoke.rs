@@ -1,15 +1,17 @@
 use catalog_framework::authz;
-use catalog_framework::params::text;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::Later;
+
+use crate::shapes::{LaterExt, Scalar};
 
 action_params! {
     /// Revoke an API token (by `token` or `jti`).
     pub struct ApiTokenRevokeParams {
         /// the token to revoke
-        token: Option<Value>,
+        token: Later<Scalar>,
         /// the token's id (`jti`), instead of the token
-        jti: Option<Value>,
+        jti: Later<Scalar>,
     }
 }
 
@@ -17,9 +19,9 @@ pub(crate) async fn api_token_revoke(
     ctx: &mut ActionContext,
     p: ApiTokenRevokeParams,
 ) -> CkanResult<Value> {
-    let jti = match (text(p.jti.as_ref()), text(p.token.as_ref())) {
-        (Some(j), _) if !j.is_empty() => j,
-        (_, Some(t)) if !t.is_empty() => match authz::token_id(&t) {
+    let jti = match (p.jti.value(), p.token.value()) {
+        (Some(Scalar(j)), _) if !j.is_empty() => j,
+        (_, Some(Scalar(t))) if !t.is_empty() => match authz::token_id(&t) {
             Some(id) => id.to_string(),
             None => return Err(not_authorized("")),
         },

@@ -1,7 +1,7 @@
-use catalog_framework::params::decode;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 use catalog_framework::store::time::now_iso;
+use catalog_framework::typed::Later;
 
 use super::{capacities, collaborator_target};
 
@@ -11,9 +11,9 @@ action_params! {
         /// the id or name of the dataset
         id: String,
         /// the id or name of the user (required, as is `capacity`: checked one at a time)
-        user_id: Option<Value>,
+        user_id: Later<String>,
         /// `editor` or `member` (or `admin`, when `catalog.auth.allow_admin_collaborators`)
-        capacity: Option<Value>,
+        capacity: Later<String>,
     }
 }
 
@@ -21,8 +21,8 @@ pub(crate) async fn package_collaborator_create(
     ctx: &mut ActionContext,
     p: PackageCollaboratorCreateParams,
 ) -> CkanResult<Value> {
-    decode::<String>("user_id", p.user_id.as_ref())?;
-    let capacity: String = decode("capacity", p.capacity.as_ref())?;
+    p.user_id.require()?;
+    let capacity = p.capacity.require()?;
     let caps = capacities(ctx);
     if !caps.contains(&capacity.as_str()) {
         return Err(validation_message(format!(
@@ -32,7 +32,7 @@ pub(crate) async fn package_collaborator_create(
     }
     let (pkg, user) = collaborator_target(
         ctx,
-        (&p.id, p.user_id.as_ref()),
+        (&p.id, &p.user_id),
         p.to_params(),
         "package_collaborator_create",
         "Dataset not found",

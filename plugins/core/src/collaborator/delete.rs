@@ -1,6 +1,6 @@
-use catalog_framework::params::decode;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::Later;
 
 use super::collaborator_target;
 
@@ -10,7 +10,7 @@ action_params! {
         /// the id or name of the dataset
         id: String,
         /// the id or name of the user
-        user_id: Option<Value>,
+        user_id: Later<String>,
     }
 }
 
@@ -20,13 +20,13 @@ pub(crate) async fn package_collaborator_delete(
 ) -> CkanResult<Value> {
     let (pkg, user) = collaborator_target(
         ctx,
-        (&p.id, p.user_id.as_ref()),
+        (&p.id, &p.user_id),
         p.to_params(),
         "package_collaborator_delete",
         "Package not found",
     )
     .await?;
-    let user_id: String = decode("user_id", p.user_id.as_ref())?;
+    let user_id = p.user_id.require()?;
     if !q::delete_collaborator(ctx.db().await?, &pkg.id, &user.id).await? {
         return Err(not_found(format!(
             "User {user_id} is not a collaborator on this package"

@@ -1,7 +1,9 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::Later;
 
 use super::{capacity_filter, enabled};
+use crate::shapes::Scalar;
 
 action_params! {
     /// Return the collaborators of a dataset.
@@ -9,7 +11,7 @@ action_params! {
         /// the id or name of the dataset
         id: String,
         /// only the collaborators with this capacity
-        capacity: Option<Value>,
+        capacity: Later<Scalar>,
     }
 }
 
@@ -25,7 +27,7 @@ pub(crate) async fn package_collaborator_list(
     auth.insert("id".into(), json!(pkg.id));
     ctx.check_access("package_collaborator_list", &auth).await?;
     enabled(ctx)?;
-    let capacity = capacity_filter(ctx, p.capacity.as_ref())?;
+    let capacity = capacity_filter(ctx, &p.capacity)?;
     let rows = q::package_collaborators(ctx.db().await?, &pkg.id).await?;
     Ok(Value::Array(
         rows.iter()

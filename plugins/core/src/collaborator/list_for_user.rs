@@ -1,16 +1,17 @@
-use catalog_framework::params::decode;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::Later;
 
 use super::{capacity_filter, enabled};
+use crate::shapes::Scalar;
 
 action_params! {
     /// Return the datasets a user collaborates on.
     pub struct PackageCollaboratorListForUserParams {
         /// the id or name of the user (required; checked once the feature is known enabled)
-        id: Option<Value>,
+        id: Later<String>,
         /// only the datasets where the user has this capacity
-        capacity: Option<Value>,
+        capacity: Later<Scalar>,
     }
 }
 
@@ -19,7 +20,7 @@ pub(crate) async fn package_collaborator_list_for_user(
     p: PackageCollaboratorListForUserParams,
 ) -> CkanResult<Value> {
     enabled(ctx)?;
-    let id: String = decode("id", p.id.as_ref())?;
+    let id = p.id.require()?;
     let user = ctx.user_row(&id).await?;
     let Some(user) = user else {
         return Err(not_authorized("Not allowed to retrieve collaborators"));
@@ -28,7 +29,7 @@ pub(crate) async fn package_collaborator_list_for_user(
     auth.insert("id".into(), json!(user.id));
     ctx.check_access("package_collaborator_list_for_user", &auth)
         .await?;
-    let capacity = capacity_filter(ctx, p.capacity.as_ref())?;
+    let capacity = capacity_filter(ctx, &p.capacity)?;
     let rows = q::user_collaboration_rows(ctx.db().await?, &user.id).await?;
     Ok(Value::Array(
         rows.iter()

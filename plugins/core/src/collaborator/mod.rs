@@ -1,9 +1,11 @@
 //! Dataset collaborators (`package_collaborator_*`), behind
 //! `catalog.auth.allow_dataset_collaborators`.
 
-use catalog_framework::params::decode;
 use catalog_framework::prelude::*;
 use catalog_framework::store::{PackageRow, UserRow};
+use catalog_framework::typed::Later;
+
+use crate::shapes::{LaterExt, Scalar};
 
 pub(crate) mod create;
 pub(crate) mod delete;
@@ -28,8 +30,8 @@ fn capacities(ctx: &ActionContext) -> Vec<&'static str> {
 
 /// A `capacity` filter of the collaborator lists: none, or one of [`capacities`] (CKAN's
 /// message otherwise; an empty one filters nothing, as in CKAN).
-fn capacity_filter(ctx: &ActionContext, capacity: Option<&Value>) -> CkanResult<Option<String>> {
-    let Some(c) = catalog_framework::params::text(capacity).filter(|c| !c.is_empty()) else {
+fn capacity_filter(ctx: &ActionContext, capacity: &Later<Scalar>) -> CkanResult<Option<String>> {
+    let Some(c) = capacity.value().map(|c| c.0).filter(|c| !c.is_empty()) else {
         return Ok(None);
     };
     let caps = capacities(ctx);
@@ -42,18 +44,17 @@ fn capacity_filter(ctx: &ActionContext, capacity: Option<&Value>) -> CkanResult<
     Ok(Some(c))
 }
 
-/// The dataset (`id`, already decoded) and the user (`user_id` as sent) a
-/// `package_collaborator_create` / `_delete` names, then the caller's access and the feature
-/// switch, in CKAN's order. `auth` holds the parameters (the auth function sees them with `id`
-/// set to the dataset's id).
+/// The dataset (`id`) and the user (`user_id`) a `package_collaborator_create` / `_delete`
+/// names, then the caller's access and the feature switch, in CKAN's order. `auth` holds the
+/// parameters (the auth function sees them with `id` set to the dataset's id).
 async fn collaborator_target(
     ctx: &mut ActionContext,
-    (id, user_id): (&str, Option<&Value>),
+    (id, user_id): (&str, &Later<String>),
     mut auth: Params,
     action: &str,
     dataset_not_found: &str,
 ) -> CkanResult<(PackageRow, UserRow)> {
-    let user_id: String = decode("user_id", user_id)?;
+    let user_id = user_id.require()?;
     let pkg = ctx
         .package_row(id)
         .await?

@@ -1,7 +1,9 @@
 use catalog_framework::prelude::*;
 use catalog_framework::runtime::canonical_key;
+use catalog_framework::typed::Later;
 
 use super::editable;
+use crate::shapes::{LaterExt, StrOrNum};
 
 action_params! {
     /// Return the current value of a runtime-editable configuration key (sysadmins only).
@@ -11,7 +13,7 @@ action_params! {
     pub struct ConfigOptionShowParams {
         /// the option's key (`catalog.site_title`, or CKAN's `ckan.site_title`); required,
         /// checked after the access check
-        key: Option<Value>,
+        key: Later<StrOrNum>,
     }
 }
 
@@ -21,11 +23,12 @@ pub(crate) async fn config_option_show(
 ) -> CkanResult<Value> {
     ctx.check_access("config_option_show", &p.to_params())
         .await?;
-    let key = match p.key {
-        Some(Value::String(s)) if !s.is_empty() => s,
-        Some(Value::Number(n)) => n.to_string(),
-        _ => return Err(missing("key")),
-    };
+    let key = p
+        .key
+        .value()
+        .map(|k| k.0)
+        .filter(|k| !k.is_empty())
+        .ok_or_else(|| missing("key"))?;
     if !editable(&key) {
         return Err(validation_message(format!(
             "Configuration option '{key}' can not be shown"

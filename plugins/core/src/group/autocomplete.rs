@@ -1,5 +1,6 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::{Later, Text};
 
 use crate::lookup::{autocomplete_params, ilike};
 
@@ -8,7 +9,7 @@ use crate::lookup::{autocomplete_params, ilike};
 /// groups are every other type.
 async fn group_or_org_autocomplete(
     ctx: &mut ActionContext,
-    (auth, q, limit): (Params, Option<Value>, Option<Value>),
+    (auth, q, limit): (Params, &Later<Text>, &Later<Natural>),
     is_org: bool,
 ) -> CkanResult<Value> {
     let action = if is_org {
@@ -17,7 +18,7 @@ async fn group_or_org_autocomplete(
         "group_autocomplete"
     };
     ctx.check_access(action, &auth).await?;
-    let (q, limit) = autocomplete_params(q.as_ref(), limit.as_ref(), 20)?;
+    let (q, limit) = autocomplete_params(q, limit, 20)?;
     let pattern = format!("%{}%", q.trim().to_lowercase());
     let mut groups = q::active_groups(ctx.db().await?).await?;
     groups.sort_by(|a, b| a.name.cmp(&b.name));
@@ -42,9 +43,9 @@ action_params! {
     /// :rtype: list of dictionaries (id, name, title)
     pub struct GroupAutocompleteParams {
         /// the string to search for (required, may be empty; checked after the access check)
-        q: Option<Value>,
+        q: Later<Text>,
         /// how many groups to return (default 20)
-        limit: Option<Value>,
+        limit: Later<Natural>,
     }
 }
 
@@ -52,7 +53,7 @@ pub(crate) async fn group_autocomplete(
     ctx: &mut ActionContext,
     p: GroupAutocompleteParams,
 ) -> CkanResult<Value> {
-    group_or_org_autocomplete(ctx, (p.to_params(), p.q, p.limit), false).await
+    group_or_org_autocomplete(ctx, (p.to_params(), &p.q, &p.limit), false).await
 }
 
 action_params! {
@@ -63,9 +64,9 @@ action_params! {
     /// :rtype: list of dictionaries (id, name, title)
     pub struct OrganizationAutocompleteParams {
         /// the string to search for (required, may be empty; checked after the access check)
-        q: Option<Value>,
+        q: Later<Text>,
         /// how many organizations to return (default 20)
-        limit: Option<Value>,
+        limit: Later<Natural>,
     }
 }
 
@@ -73,5 +74,5 @@ pub(crate) async fn organization_autocomplete(
     ctx: &mut ActionContext,
     p: OrganizationAutocompleteParams,
 ) -> CkanResult<Value> {
-    group_or_org_autocomplete(ctx, (p.to_params(), p.q, p.limit), true).await
+    group_or_org_autocomplete(ctx, (p.to_params(), &p.q, &p.limit), true).await
 }

@@ -1,42 +1,74 @@
-use catalog_framework::params::{bool_value, decode, text};
+use std::borrow::Cow;
+
 use catalog_framework::prelude::*;
 use catalog_framework::store::{self as q, GroupRow};
+use catalog_framework::typed::{AsBool, Later, ParamType};
 
 use super::{dataset_counts, group_dict, kind, CountScope, ShowOpts};
+use crate::shapes::{LaterExt, Scalar};
+
+/// The `groups` / `organizations` filter of the lists: a list of names, or a comma-separated
+/// string (items trimmed, empty ones dropped); a list is `Not a list` / `Must be a list of
+/// strings` as a `Vec<String>` field is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NameList(pub(crate) Vec<String>);
+
+impl ParamType for NameList {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        match v {
+            Value::String(s) => Ok(NameList(
+                s.split(',')
+                    .map(|x| x.trim().to_string())
+                    .filter(|x| !x.is_empty())
+                    .collect(),
+            )),
+            other => <Vec<String> as ParamType>::decode(other).map(NameList),
+        }
+    }
+    fn schema() -> Value {
+        json!({"oneOf": [
+            {"type": "array", "items": {"type": ["string", "number"]}},
+            {"type": "string", "description": "comma-separated"},
+        ]})
+    }
+    fn to_value(&self) -> Value {
+        json!(self.0)
+    }
+}
 
 /// The parameters of `group_list` and `organization_list`, read one at a time in CKAN's order
 /// (the access check comes after most of them).
 struct ListArgs {
     auth: Params,
-    all_fields: Option<Value>,
-    limit: Option<Value>,
-    offset: Option<Value>,
-    sort: Option<Value>,
-    order_by: Option<Value>,
-    group_type: Option<Value>,
-    names: Option<Value>,
-    q: Option<Value>,
-    include_dataset_count: Option<Value>,
-    include_extras: Option<Value>,
-    include_users: Option<Value>,
-    include_groups: Option<Value>,
+    all_fields: Later<AsBool>,
+    limit: Later<Natural>,
+    offset: Later<Natural>,
+    sort: Later<Scalar>,
+    order_by: Later<Scalar>,
+    group_type: Later<Scalar>,
+    names: Later<NameList>,
+    q: Later<Scalar>,
+    include_dataset_count: Later<AsBool>,
+    include_extras: Later<AsBool>,
+    include_users: Later<AsBool>,
+    include_groups: Later<AsBool>,
 }
 
 async fn list(ctx: &mut ActionContext, p: ListArgs, is_org: bool) -> CkanResult<Value> {
-    let all_fields = bool_value(p.all_fields.as_ref(), false)?;
+    let all_fields = p.all_fields.or(false)?;
     let cfg = &ctx.config().catalog;
     let cap = if all_fields {
         cfg.group_and_organization_list_all_fields_max
     } else {
         cfg.group_and_organization_list_max
     };
-    let limit = decode::<Option<Natural>>("limit", p.limit.as_ref())?
-        .map(|l| l.0.min(cap))
-        .unwrap_or(cap);
-    let offset = decode::<Option<Natural>>("offset", p.offset.as_ref())?.map_or(0, |n| n.0);
-    let sort_raw = text(p.sort.as_ref())
-        .or_else(|| text(p.order_by.as_ref()))
-        .unwrap_or_else(|| "title".into());
+    let limit = p.limit.get()?.map(|l| l.0.min(cap)).unwrap_or(cap);
+    let offset = p.offset.get()?.map_or(0, |n| n.0);
+    let sort_raw = p
+        .sort
+        .value()
+        .or_else(|| p.order_by.value())
+        .map_or_else(|| "title".into(), |s| s.0);
     let parts: Vec<&str> = sort_raw
         .split(',')
         .map(str::trim)
@@ -64,19 +96,12 @@ async fn list(ctx: &mut ActionContext, p: ListArgs, is_org: bool) -> CkanResult<
             "Invalid sort direction `{dir}`"
         )));
     }
-    let group_type = text(p.group_type.as_ref()).unwrap_or_else(|| kind(is_org).to_string());
-    let names_key = if is_org { "organizations" } else { "groups" };
-    let only: Option<Vec<String>> = match &p.names {
-        Some(Value::String(s)) => Some(
-            s.split(',')
-                .map(|x| x.trim().to_string())
-                .filter(|x| !x.is_empty())
-                .collect(),
-        ),
-        Some(v) => decode(names_key, Some(v))?,
-        None => None,
-    };
-    let q_text = text(p.q.as_ref()).map(|s| s.to_lowercase());
+    let group_type = p
+        .group_type
+        .value()
+        .map_or_else(|| kind(is_org).to_string(), |t| t.0);
+    let only: Option<Vec<String>> = p.names.get()?.map(|n| n.0);
+    let q_text = p.q.value().map(|s| s.0.to_lowercase());
     ctx.check_access(&format!("{}_list", kind(is_org)), &p.auth)
         .await?;
     let mut groups = q::active_groups_of_type(ctx.db().await?, &group_type, is_org).await?;
@@ -131,7 +156,7 @@ async fn list(ctx: &mut ActionContext, p: ListArgs, is_org: bool) -> CkanResult<
     if !all_fields {
         return Ok(Value::Array(page.map(|(g, _)| json!(g.name)).collect()));
     }
-    let dataset_count = bool_value(p.include_dataset_count.as_ref(), true)?;
+    let dataset_count = p.include_dataset_count.or(true)?;
     // One facet query counts the datasets of every group, with the caller's labels.
     let counts = if dataset_count {
         Some(dataset_counts(ctx, CountScope::VisibleToCaller).await?)
@@ -141,9 +166,9 @@ async fn list(ctx: &mut ActionContext, p: ListArgs, is_org: bool) -> CkanResult<
     let opts = ShowOpts {
         datasets: false,
         dataset_count,
-        extras: bool_value(p.include_extras.as_ref(), false)?,
-        users: bool_value(p.include_users.as_ref(), false)?,
-        groups: bool_value(p.include_groups.as_ref(), false)?,
+        extras: p.include_extras.or(false)?,
+        users: p.include_users.or(false)?,
+        groups: p.include_groups.or(false)?,
         counts: counts.as_ref(),
         after_write: false,
     };
@@ -162,34 +187,34 @@ macro_rules! list_params {
             $(#[doc = $doc])*
             pub struct $name {
                 /// the type of group to list (default `group`, or `organization`)
-                group_type: Option<Value> as "type",
+                group_type: Later<Scalar> as "type",
                 /// deprecated: the field to sort by (`name` or `packages`), when `sort` is not
                 /// given
-                order_by: Option<Value>,
+                order_by: Later<Scalar>,
                 /// `<field> [asc|desc]`, one criterion (default `title asc`); the fields are
                 /// `name`, `title` and `package_count` (`packages`)
-                sort: Option<Value>,
+                sort: Later<Scalar>,
                 /// the maximum number returned (default and cap
                 /// `catalog.group_and_organization_list_max`, or
                 /// `catalog.group_and_organization_list_all_fields_max` with `all_fields`)
-                limit: Option<Value>,
+                limit: Later<Natural>,
                 /// how many to skip
-                offset: Option<Value>,
+                offset: Later<Natural>,
                 /// only these names: a list, or a comma-separated string
-                names: Option<Value> as $names,
+                names: Later<NameList> as $names,
                 /// only those whose name, title or description contains this
                 /// (case-insensitive)
-                q: Option<Value>,
+                q: Later<Scalar>,
                 /// return dictionaries instead of names (default false)
-                all_fields: Option<Value>,
+                all_fields: Later<AsBool>,
                 /// with `all_fields`, include `package_count` (default true)
-                include_dataset_count: Option<Value>,
+                include_dataset_count: Later<AsBool>,
                 /// with `all_fields`, include the extras (default false)
-                include_extras: Option<Value>,
+                include_extras: Later<AsBool>,
                 /// with `all_fields`, include their sub-groups (default false)
-                include_groups: Option<Value>,
+                include_groups: Later<AsBool>,
                 /// with `all_fields`, include the users (default false)
-                include_users: Option<Value>,
+                include_users: Later<AsBool>,
             }
         }
 
@@ -219,4 +244,29 @@ list_params! {
     GroupListParams as "groups" => group_list(false);
     /// Return the names (or dicts with all_fields) of the site's organizations.
     OrganizationListParams as "organizations" => organization_list(true);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: Value) -> CkanResult<Option<Vec<String>>> {
+        Ok(Later::<NameList>::new("groups", Some(v))
+            .get()?
+            .map(|n| n.0))
+    }
+
+    #[test]
+    fn names_are_a_list_or_comma_separated() {
+        assert_eq!(names(json!(" a, b ,,")).unwrap().unwrap(), vec!["a", "b"]);
+        assert_eq!(names(json!("")).unwrap().unwrap(), Vec::<String>::new());
+        assert_eq!(names(json!(["a", 1])).unwrap().unwrap(), vec!["a", "1"]);
+        assert_eq!(names(json!(null)).unwrap(), None);
+        let e = |v: Value| names(v).unwrap_err().to_error_object();
+        assert_eq!(e(json!(5))["groups"], json!(["Not a list"]));
+        assert_eq!(
+            e(json!([true]))["groups"],
+            json!(["Must be a list of strings"])
+        );
+    }
 }

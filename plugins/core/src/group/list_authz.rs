@@ -1,6 +1,6 @@
-use catalog_framework::params::bool_value;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::{AsBool, Later};
 
 use super::{dataset_counts, raw_group, CountScope};
 use crate::dictize::sorted;
@@ -9,9 +9,9 @@ action_params! {
     /// Return the groups the caller may add datasets to.
     pub struct GroupListAuthzParams {
         /// only the groups the caller is a member of, for a sysadmin too (default false)
-        am_member: Option<Value>,
+        am_member: Later<AsBool>,
         /// include each group's `package_count` (default false)
-        include_dataset_count: Option<Value>,
+        include_dataset_count: Later<AsBool>,
     }
 }
 
@@ -19,8 +19,8 @@ pub(crate) async fn group_list_authz(
     ctx: &mut ActionContext,
     p: GroupListAuthzParams,
 ) -> CkanResult<Value> {
-    let am_member = bool_value(p.am_member.as_ref(), false)?;
-    let include_count = bool_value(p.include_dataset_count.as_ref(), false)?;
+    let am_member = p.am_member.or(false)?;
+    let include_count = p.include_dataset_count.or(false)?;
     ctx.check_access("group_list_authz", &p.to_params()).await?;
     let Some(uid) = ctx.user_id().map(str::to_string) else {
         return Ok(json!([]));

@@ -1,20 +1,22 @@
 use catalog_framework::authz;
-use catalog_framework::params::{bool_value, text};
+use catalog_framework::params::text;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::{AsBool, Later};
 
 use super::{dataset_counts, raw_group, CountScope};
 use crate::dictize::sorted;
+use crate::shapes::{LaterExt, Scalar};
 
 action_params! {
     /// Return the organizations where a user has a permission.
     pub struct OrganizationListForUserParams {
         /// the user's id or name (default: the caller)
-        id: Option<Value>,
+        id: Later<Scalar>,
         /// the permission the user must have in the organization (default `manage_group`)
         permission: catalog_framework::typed::Raw,
         /// include each organization's `package_count` (default false)
-        include_dataset_count: Option<Value>,
+        include_dataset_count: Later<AsBool>,
     }
 }
 
@@ -28,10 +30,10 @@ pub(crate) async fn organization_list_for_user(
         None => Some("manage_group".to_string()),
         Some(v) => text(Some(v)),
     };
-    let include_count = bool_value(p.include_dataset_count.as_ref(), false)?;
+    let include_count = p.include_dataset_count.or(false)?;
     ctx.check_access("organization_list_for_user", &p.to_params())
         .await?;
-    let user = match text(p.id.as_ref()) {
+    let user = match p.id.value().map(|r| r.0) {
         Some(r) => Some(
             ctx.user_row(&r)
                 .await?

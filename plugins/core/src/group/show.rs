@@ -1,17 +1,17 @@
-use catalog_framework::params::bool_value;
 use catalog_framework::prelude::*;
+use catalog_framework::typed::{AsBool, Later};
 
 use super::{group_dict, kind, load_group, ShowOpts};
 
-/// The flags of `group_show` and `organization_show`, as sent (read one at a time once the
-/// group is found).
+/// The flags of `group_show` and `organization_show` (read one at a time once the group is
+/// found).
 struct ShowFlags {
-    datasets: Option<Value>,
-    dataset_count: Option<Value>,
-    extras: Option<Value>,
-    users: Option<Value>,
-    groups: Option<Value>,
-    followers: Option<Value>,
+    datasets: Later<AsBool>,
+    dataset_count: Later<AsBool>,
+    extras: Later<AsBool>,
+    users: Later<AsBool>,
+    groups: Later<AsBool>,
+    followers: Later<AsBool>,
 }
 
 async fn show(
@@ -22,18 +22,15 @@ async fn show(
 ) -> CkanResult<Value> {
     let g = load_group(ctx, &id, is_org).await?;
     let opts = ShowOpts {
-        datasets: bool_value(f.datasets.as_ref(), false)?,
-        dataset_count: bool_value(f.dataset_count.as_ref(), true)?,
-        extras: bool_value(f.extras.as_ref(), true)?,
-        users: bool_value(
-            f.users.as_ref(),
-            ctx.config().catalog.auth.public_user_details,
-        )?,
-        groups: bool_value(f.groups.as_ref(), true)?,
+        datasets: f.datasets.or(false)?,
+        dataset_count: f.dataset_count.or(true)?,
+        extras: f.extras.or(true)?,
+        users: f.users.or(ctx.config().catalog.auth.public_user_details)?,
+        groups: f.groups.or(true)?,
         counts: None,
         after_write: false,
     };
-    let followers = bool_value(f.followers.as_ref(), true)?;
+    let followers = f.followers.or(true)?;
     auth.insert("id".into(), json!(g.id));
     ctx.check_access(&format!("{}_show", kind(is_org)), &auth)
         .await?;
@@ -69,17 +66,17 @@ macro_rules! show_params {
                 #[doc = $id]
                 id: String,
                 /// include its datasets (default false)
-                include_datasets: Option<Value>,
+                include_datasets: Later<AsBool>,
                 /// include `package_count` (default true)
-                include_dataset_count: Option<Value>,
+                include_dataset_count: Later<AsBool>,
                 /// include its extras (default true)
-                include_extras: Option<Value>,
+                include_extras: Later<AsBool>,
                 /// include its users (default `catalog.auth.public_user_details`)
-                include_users: Option<Value>,
+                include_users: Later<AsBool>,
                 /// include its sub-groups (default true)
-                include_groups: Option<Value>,
+                include_groups: Later<AsBool>,
                 /// include `num_followers` (default true)
-                include_followers: Option<Value>,
+                include_followers: Later<AsBool>,
             }
         }
 

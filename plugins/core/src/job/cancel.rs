@@ -1,6 +1,6 @@
-use catalog_framework::params::decode;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::Later;
 
 action_params! {
     /// Cancel a queued background job: remove it from its queue and delete it.
@@ -12,14 +12,14 @@ action_params! {
     pub struct JobCancelParams {
         /// the id of the background job (required; checked after the access check, as CKAN
         /// does)
-        id: Option<Value>,
+        id: Later<String>,
     }
 }
 
 pub(crate) async fn job_cancel(ctx: &mut ActionContext, p: JobCancelParams) -> CkanResult<Value> {
     // CKAN checks the caller before the id.
     ctx.check_access("job_cancel", &p.to_params()).await?;
-    let id: String = decode("id", p.id.as_ref())?;
+    let id = p.id.require()?;
     if !q::delete_job(ctx.db().await?, &id).await? {
         return Err(not_found(""));
     }

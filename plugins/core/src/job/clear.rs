@@ -1,7 +1,8 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::Later;
 
-use super::queues_param;
+use super::{queues_param, QueueList};
 
 action_params! {
     /// Clear background job queues: delete their queued jobs. Jobs that are already running
@@ -12,7 +13,7 @@ action_params! {
     /// :rtype: list
     pub struct JobClearParams {
         /// a list of queue names
-        queues: Option<Value>,
+        queues: Later<QueueList>,
     }
 }
 

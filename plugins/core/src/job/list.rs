@@ -1,7 +1,8 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::Later;
 
-use super::{job_dict, queues_param};
+use super::{job_dict, queues_param, QueueList};
 
 action_params! {
     /// List enqueued background jobs.
@@ -15,7 +16,7 @@ action_params! {
     /// emptied first.
     pub struct JobListParams {
         /// a list of queue names
-        queues: Option<Value>,
+        queues: Later<QueueList>,
         /// number to limit the list of jobs by
         limit: Option<i64>,
         /// return only the jobs' ids

@@ -10,9 +10,12 @@ pub(crate) mod list;
 pub(crate) mod show;
 pub(crate) mod test_job;
 
+use std::borrow::Cow;
+
 use catalog_framework::prelude::*;
 use catalog_framework::store::time::parse_iso;
 use catalog_framework::store::JobRow;
+use catalog_framework::typed::{Later, ParamType};
 
 /// A job timestamp as CKAN's `dictize_job` writes `created`: `%Y-%m-%dT%H:%M:%S`, no
 /// fraction, no zone.
@@ -55,25 +58,36 @@ pub(crate) fn job_detail(job: &JobRow) -> Value {
     d
 }
 
-/// CKAN's `list_of_strings` on `queues` (`job_list_schema`, `job_clear_schema`): absent or
-/// null is `None`; anything but a list is `Not a list`; an item that is no string is
-/// `Not a string: <item>`.
-pub(crate) fn queues_param(p: &Option<Value>) -> CkanResult<Vec<String>> {
-    let Some(v) = p else {
-        return Ok(Vec::new());
-    };
-    let Value::Array(items) = v else {
-        return Err(validation().field("queues", "Not a list").build());
-    };
-    items
-        .iter()
-        .map(|x| match x {
-            Value::String(s) => Ok(s.clone()),
-            other => Err(validation()
-                .field("queues", format!("Not a string: {}", py_str(other)))
-                .build()),
-        })
-        .collect()
+/// CKAN's `list_of_strings` on `queues` (`job_list_schema`, `job_clear_schema`): anything but
+/// a list is `Not a list`; an item that is no string is `Not a string: <item>` (the first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct QueueList(pub(crate) Vec<String>);
+
+impl ParamType for QueueList {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        let Value::Array(items) = v else {
+            return Err("Not a list".into());
+        };
+        items
+            .iter()
+            .map(|x| match x {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(format!("Not a string: {}", py_str(other)).into()),
+            })
+            .collect::<Result<_, _>>()
+            .map(QueueList)
+    }
+    fn schema() -> Value {
+        json!({"type": "array", "items": {"type": "string"}})
+    }
+    fn to_value(&self) -> Value {
+        json!(self.0)
+    }
+}
+
+/// The `queues` named (none when absent or null).
+pub(crate) fn queues_param(p: &Later<QueueList>) -> CkanResult<Vec<String>> {
+    Ok(p.get()?.map(|q| q.0).unwrap_or_default())
 }
 
 /// Python's `str()` of a decoded JSON value, as CKAN's messages print it.
@@ -107,14 +121,20 @@ mod tests {
 
     #[test]
     fn queues_are_a_list_of_strings_with_ckan_messages() {
-        assert_eq!(queues_param(&None).unwrap(), Vec::<String>::new());
+        let queues = |v: Option<Value>| queues_param(&Later::new("queues", v));
+        assert_eq!(queues(None).unwrap(), Vec::<String>::new());
+        assert_eq!(queues(Some(Value::Null)).unwrap(), Vec::<String>::new());
         assert_eq!(
-            queues_param(&Some(json!(["a", "b"]))).unwrap(),
+            queues(Some(json!(["a", "b"]))).unwrap(),
             vec!["a".to_string(), "b".to_string()]
         );
-        let err = |v: Value| queues_param(&Some(v)).unwrap_err().to_error_object();
+        let err = |v: Value| queues(Some(v)).unwrap_err().to_error_object();
         assert_eq!(err(json!("a"))["queues"], json!(["Not a list"]));
-        assert_eq!(err(json!(["a", 1]))["queues"], json!(["Not a string: 1"]));
+        assert_eq!(err(json!(""))["queues"], json!(["Not a list"]));
+        assert_eq!(
+            err(json!(["a", 1, 2]))["queues"],
+            json!(["Not a string: 1"])
+        );
         assert_eq!(
             err(json!([{"x": [true, null, "s"]}]))["queues"],
             json!(["Not a string: {'x': [True, None, 's']}"])

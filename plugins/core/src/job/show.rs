@@ -1,6 +1,6 @@
-use catalog_framework::params::decode;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::Later;
 
 use super::job_detail;
 
@@ -16,14 +16,14 @@ action_params! {
     pub struct JobShowParams {
         /// the id of the background job (required; checked after the access check, as CKAN
         /// does)
-        id: Option<Value>,
+        id: Later<String>,
     }
 }
 
 pub(crate) async fn job_show(ctx: &mut ActionContext, p: JobShowParams) -> CkanResult<Value> {
     // CKAN checks the caller before the id.
     ctx.check_access("job_show", &p.to_params()).await?;
-    let id: String = decode("id", p.id.as_ref())?;
+    let id = p.id.require()?;
     let job = q::job_by_id(ctx.db().await?, &id)
         .await?
         .ok_or_else(|| not_found(""))?;

@@ -1,22 +1,23 @@
-use catalog_framework::params::decode;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::Later;
 
-use super::{member_target, member_user, Member};
+use super::{member_target, member_user, Member, MemberRole};
 use crate::membership::add_member;
+use crate::shapes::Scalar;
 
 action_params! {
     /// Make an object (user, dataset or group) a member of a group.
     pub struct MemberCreateParams {
         /// the id or name of the group (required, as are the three others: each is
         /// `Missing value` at once, then checked one at a time)
-        id: Option<Value>,
+        id: Later<String>,
         /// the id or name of the object to add
-        object: Option<Value>,
+        object: Later<String>,
         /// the type of the object: `package`, `user` or `group`
-        object_type: Option<Value>,
+        object_type: Later<String>,
         /// the capacity of the membership (`member`, `editor`, `admin` …)
-        capacity: Option<Value>,
+        capacity: Later<String>,
     }
 }
 
@@ -25,19 +26,13 @@ pub(crate) async fn member_create(
     p: MemberCreateParams,
 ) -> CkanResult<Value> {
     let m = Member {
-        id: p.id.as_ref(),
-        object: p.object.as_ref(),
-        object_type: p.object_type.as_ref(),
+        id: &p.id,
+        object: &p.object,
+        object_type: &p.object_type,
     };
-    let (g, table, obj_id) = member_target(
-        ctx,
-        m,
-        Some(p.capacity.as_ref()),
-        p.to_params(),
-        "member_create",
-    )
-    .await?;
-    let cap: String = decode("capacity", p.capacity.as_ref())?;
+    let (g, table, obj_id) =
+        member_target(ctx, m, Some(&p.capacity), p.to_params(), "member_create").await?;
+    let cap = p.capacity.require()?;
     if table == "user"
         && Some(obj_id.as_str()) == ctx.user_id()
         && cap != "admin"
@@ -59,12 +54,12 @@ action_params! {
         /// the id or name of the group
         id: String,
         /// the user's name or id
-        username: Option<Value>,
+        username: Later<Scalar>,
         /// the user's id, when `username` is not given
-        user_id: Option<Value>,
+        user_id: Later<Scalar>,
         /// `admin`, `editor` or `member` (required; checked with the group and the user, every
         /// error at once)
-        role: Option<Value>,
+        role: Later<MemberRole>,
     }
 }
 
@@ -73,8 +68,8 @@ pub(crate) async fn group_member_create(
     p: GroupMemberCreateParams,
 ) -> CkanResult<Value> {
     let auth = p.to_params();
-    let user = (p.username, p.user_id);
-    member_user(ctx, auth, p.id, user, p.role, false, true).await
+    let user = (&p.username, &p.user_id);
+    member_user(ctx, auth, p.id, user, Some(&p.role), false, true).await
 }
 
 action_params! {
@@ -83,12 +78,12 @@ action_params! {
         /// the id or name of the organization
         id: String,
         /// the user's name or id
-        username: Option<Value>,
+        username: Later<Scalar>,
         /// the user's id, when `username` is not given
-        user_id: Option<Value>,
+        user_id: Later<Scalar>,
         /// `admin`, `editor` or `member` (required; checked with the group and the user, every
         /// error at once)
-        role: Option<Value>,
+        role: Later<MemberRole>,
     }
 }
 
@@ -97,6 +92,6 @@ pub(crate) async fn organization_member_create(
     p: OrganizationMemberCreateParams,
 ) -> CkanResult<Value> {
     let auth = p.to_params();
-    let user = (p.username, p.user_id);
-    member_user(ctx, auth, p.id, user, p.role, true, true).await
+    let user = (&p.username, &p.user_id);
+    member_user(ctx, auth, p.id, user, Some(&p.role), true, true).await
 }

@@ -1,18 +1,20 @@
 use catalog_framework::prelude::*;
+use catalog_framework::typed::Later;
 
 use super::{member_target, member_user, Member};
 use crate::membership::remove_member;
+use crate::shapes::Scalar;
 
 action_params! {
     /// Remove an object from a group.
     pub struct MemberDeleteParams {
         /// the id or name of the group (required, as are the two others: each is
         /// `Missing value` at once, then checked one at a time)
-        id: Option<Value>,
+        id: Later<String>,
         /// the id or name of the object to remove
-        object: Option<Value>,
+        object: Later<String>,
         /// the type of the object: `package`, `user` or `group`
-        object_type: Option<Value>,
+        object_type: Later<String>,
     }
 }
 
@@ -21,9 +23,9 @@ pub(crate) async fn member_delete(
     p: MemberDeleteParams,
 ) -> CkanResult<Value> {
     let m = Member {
-        id: p.id.as_ref(),
-        object: p.object.as_ref(),
-        object_type: p.object_type.as_ref(),
+        id: &p.id,
+        object: &p.object,
+        object_type: &p.object_type,
     };
     let (g, table, obj_id) = member_target(ctx, m, None, p.to_params(), "member_delete").await?;
     remove_member(ctx, &g.id, table, &obj_id).await?;
@@ -36,9 +38,9 @@ action_params! {
         /// the id or name of the group
         id: String,
         /// the user's name or id
-        username: Option<Value>,
+        username: Later<Scalar>,
         /// the user's id, when `username` is not given
-        user_id: Option<Value>,
+        user_id: Later<Scalar>,
     }
 }
 
@@ -47,7 +49,7 @@ pub(crate) async fn group_member_delete(
     p: GroupMemberDeleteParams,
 ) -> CkanResult<Value> {
     let auth = p.to_params();
-    let user = (p.username, p.user_id);
+    let user = (&p.username, &p.user_id);
     member_user(ctx, auth, p.id, user, None, false, false).await
 }
 
@@ -57,9 +59,9 @@ action_params! {
         /// the id or name of the organization
         id: String,
         /// the user's name or id
-        username: Option<Value>,
+        username: Later<Scalar>,
         /// the user's id, when `username` is not given
-        user_id: Option<Value>,
+        user_id: Later<Scalar>,
     }
 }
 
@@ -68,6 +70,6 @@ pub(crate) async fn organization_member_delete(
     p: OrganizationMemberDeleteParams,
 ) -> CkanResult<Value> {
     let auth = p.to_params();
-    let user = (p.username, p.user_id);
+    let user = (&p.username, &p.user_id);
     member_user(ctx, auth, p.id, user, None, true, false).await
 }

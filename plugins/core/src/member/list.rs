@@ -1,7 +1,9 @@
 use catalog_framework::authz;
-use catalog_framework::params::text;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::Later;
+
+use crate::shapes::{LaterExt, Scalar};
 
 action_params! {
     /// Return the members of a group as (id, type, capacity) triples.
@@ -9,9 +11,9 @@ action_params! {
         /// the id or name of the group
         id: String,
         /// only the members of this type (`package`, `user` or `group`)
-        object_type: Option<Value>,
+        object_type: Later<Scalar>,
         /// only the members with this capacity
-        capacity: Option<Value>,
+        capacity: Later<Scalar>,
     }
 }
 
@@ -20,8 +22,8 @@ pub(crate) async fn member_list(ctx: &mut ActionContext, p: MemberListParams) ->
     let mut auth = p.to_params();
     auth.insert("id".into(), json!(g.id));
     ctx.check_access("member_list", &auth).await?;
-    let object_type = text(p.object_type.as_ref());
-    let capacity = text(p.capacity.as_ref());
+    let object_type = p.object_type.value().map(|t| t.0);
+    let capacity = p.capacity.value().map(|c| c.0);
     let rows = q::group_memberships(ctx.db().await?, &g.id).await?;
     // Datasets the caller may not read are left out (CKAN lists private ones to anyone:
     // docs/API-COMPAT.md).

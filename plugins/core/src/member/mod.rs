@@ -2,11 +2,15 @@
 //! `organization_member_*` (a user as a member with a role, through `member_create` and
 //! `member_delete`).
 
-use catalog_framework::params::{decode, text};
+use std::borrow::Cow;
+
+use catalog_framework::params::text;
 use catalog_framework::prelude::*;
 use catalog_framework::store::GroupRow;
+use catalog_framework::typed::{Later, ParamType};
 
 use crate::group::kind;
+use crate::shapes::{collect, LaterExt, Scalar};
 
 pub(crate) mod create;
 pub(crate) mod delete;
@@ -28,12 +32,34 @@ fn object_table(object_type: &str) -> CkanResult<&'static str> {
     }
 }
 
-/// What `member_create` and `member_delete` name, as sent: the group (`id`), the object and
-/// its type; `capacity` too on create.
+/// A member's role in `group_member_create` / `organization_member_create`: `admin`,
+/// `editor` or `member` (anything else, `""` too, is `role does not exist.`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MemberRole(pub(crate) String);
+
+const ROLES: [&str; 3] = ["admin", "editor", "member"];
+
+impl ParamType for MemberRole {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        match v.as_str() {
+            Some(r) if ROLES.contains(&r) => Ok(MemberRole(r.to_string())),
+            _ => Err("role does not exist.".into()),
+        }
+    }
+    fn schema() -> Value {
+        json!({"type": "string", "enum": ROLES})
+    }
+    fn to_value(&self) -> Value {
+        json!(self.0)
+    }
+}
+
+/// What `member_create` and `member_delete` name: the group (`id`), the object and its type;
+/// `capacity` too on create.
 struct Member<'a> {
-    id: Option<&'a Value>,
-    object: Option<&'a Value>,
-    object_type: Option<&'a Value>,
+    id: &'a Later<String>,
+    object: &'a Later<String>,
+    object_type: &'a Later<String>,
 }
 
 /// A `member_create` / `member_delete` call checked up to its write: every required field
@@ -43,7 +69,7 @@ struct Member<'a> {
 async fn member_target(
     ctx: &mut ActionContext,
     m: Member<'_>,
-    capacity: Option<Option<&Value>>,
+    capacity: Option<&Later<String>>,
     mut auth: Params,
     action: &str,
 ) -> CkanResult<(GroupRow, &'static str, String)> {
@@ -55,15 +81,17 @@ async fn member_target(
     required.extend(capacity.map(|c| ("capacity", c)));
     let mut errs = ValidationBuilder::default();
     for (k, v) in required {
-        if text(v).is_none_or(|s| s.is_empty()) {
+        // Given as CKAN's `_get_or_bust` sees it: a non-empty scalar (a boolean too, which
+        // the decoding below then refuses).
+        if text(v.raw()).is_none_or(|s| s.is_empty()) {
             errs.push(k, "Missing value");
         }
     }
     errs.finish()?;
-    let (gid, obj, otype): (String, String, String) = (
-        decode("id", m.id)?,
-        decode("object", m.object)?,
-        decode("object_type", m.object_type)?,
+    let (gid, obj, otype) = (
+        m.id.require()?,
+        m.object.require()?,
+        m.object_type.require()?,
     );
     let g = ctx
         .group_for_update(&gid)
@@ -93,14 +121,14 @@ async fn resolve_object(ctx: &mut ActionContext, table: &str, r: &str) -> CkanRe
 }
 
 /// `group_member_*` / `organization_member_*`: `gid` is the group's `id` (already decoded),
-/// `user` the `username` and `user_id` and `role` the role (on create) as sent, `auth` the
+/// `user` the `username` and `user_id` and `role` the role (on create), `auth` the
 /// parameters (the auth function sees them with `id` set to the group's id).
 async fn member_user(
     ctx: &mut ActionContext,
     auth: Params,
     gid: String,
-    user: (Option<Value>, Option<Value>),
-    role: Option<Value>,
+    user: (&Later<Scalar>, &Later<Scalar>),
+    role: Option<&Later<MemberRole>>,
     is_org: bool,
     create: bool,
 ) -> CkanResult<Value> {
@@ -110,9 +138,12 @@ async fn member_user(
         .filter(|g| g.is_organization == is_org);
     if !create {
         let g = g.ok_or_else(|| not_found("That group name or ID does not exist."))?;
-        let username = text(user.0.as_ref())
-            .or_else(|| text(user.1.as_ref()))
-            .ok_or_else(|| missing("username"))?;
+        let username = user
+            .0
+            .value()
+            .or_else(|| user.1.value())
+            .ok_or_else(|| missing("username"))?
+            .0;
         let user = ctx
             .user_row(&username)
             .await?
@@ -132,7 +163,7 @@ async fn member_user(
     if g.is_none() {
         errs.push("id", "That group name or ID does not exist.");
     }
-    let user = match text(user.0.as_ref()).or_else(|| text(user.1.as_ref())) {
+    let user = match user.0.value().or_else(|| user.1.value()).map(|u| u.0) {
         None => {
             errs.push("username", "Missing value");
             None
@@ -145,23 +176,23 @@ async fn member_user(
             found
         }
     };
-    match role.as_ref() {
-        None | Some(Value::Null) => errs.push("role", "Missing value"),
-        Some(r)
-            if !r
-                .as_str()
-                .is_some_and(|r| ["admin", "editor", "member"].contains(&r)) =>
-        {
-            errs.push("role", "role does not exist.")
+    let role = match role.map(Later::get).transpose() {
+        Ok(Some(Some(r))) => Some(r),
+        Ok(_) => {
+            errs.push("role", "Missing value");
+            None
         }
-        Some(_) => {}
-    }
+        Err(e) => {
+            collect(&mut errs, e);
+            None
+        }
+    };
     errs.finish()?;
     let (Some(g), Some(user), Some(role)) = (g, user, role) else {
         return Err(internal("member_create checked without its fields"));
     };
     let mut m = member_of(&g, &user.id);
-    m.insert("capacity".into(), role);
+    m.insert("capacity".into(), json!(role.0));
     ctx.call("member_create", m).await
 }
 
@@ -172,4 +203,22 @@ fn member_of(g: &GroupRow, user_id: &str) -> Params {
     m.insert("object".into(), json!(user_id));
     m.insert("object_type".into(), json!("user"));
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_role_is_one_of_three() {
+        let role = |v: Value| Later::<MemberRole>::new("role", Some(v)).get();
+        assert_eq!(role(json!("editor")).unwrap().unwrap().0, "editor");
+        assert_eq!(role(json!(null)).unwrap(), None);
+        for v in [json!(""), json!("Admin"), json!(1), json!(["admin"])] {
+            assert_eq!(
+                role(v).unwrap_err().body["role"],
+                json!(["role does not exist."])
+            );
+        }
+    }
 }

@@ -1,6 +1,6 @@
 use catalog_framework::authz;
-use catalog_framework::params::truthy;
 use catalog_framework::prelude::*;
+use catalog_framework::typed::Truthy;
 
 use super::{add_plugin_data, show_row};
 use crate::dictize::package_dict_as;
@@ -17,12 +17,12 @@ action_params! {
         name_or_id: Option<String>,
         /// show the dataset with the default schema instead of its type's (custom fields of
         /// a dataset type then appear as stored, e.g. as extras)
-        use_default_schema: Option<Value>,
+        use_default_schema: Option<Truthy>,
         /// include the dataset's `plugin_data` (sysadmins only; ignored for others)
-        include_plugin_data: Option<Value>,
+        include_plugin_data: Option<Truthy>,
         /// accepted for CKAN clients and ignored: tracking is CKAN's `tracking` plugin, which
         /// the catalog does not have (docs/API-COMPAT.md)
-        include_tracking: Option<Value>,
+        include_tracking: Option<Truthy>,
     }
 }
 
@@ -33,8 +33,8 @@ pub(crate) async fn package_show(
     p: PackageShowParams,
 ) -> CkanResult<Answer> {
     let id = p.id.or(p.name_or_id).ok_or_else(|| missing("name_or_id"))?;
-    let default_schema = truthy(p.use_default_schema.as_ref());
-    let include_plugin_data = truthy(p.include_plugin_data.as_ref()) && ctx.is_sysadmin();
+    let default_schema = p.use_default_schema.is_some_and(|t| t.0);
+    let include_plugin_data = p.include_plugin_data.is_some_and(|t| t.0) && ctx.is_sysadmin();
     let cacheable = !ctx.in_write() && !default_schema && !include_plugin_data;
     let generation = ctx.app.package_cache.generation();
     // A write acknowledged before this call, or the client's last write on another node, may

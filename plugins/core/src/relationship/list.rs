@@ -1,6 +1,6 @@
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
-use catalog_framework::typed::Raw;
+use catalog_framework::typed::{AnyText, Raw};
 
 use super::{bad_type, relationship_dict, relationships_of, text};
 
@@ -15,10 +15,10 @@ action_params! {
         /// the dataset's id or name (required; a null counts as given)
         id: Raw,
         /// only the relationships with this dataset (id or name)
-        id2: Option<Value>,
+        id2: Option<AnyText>,
         /// only the relationships of this type, read from the dataset's side
         /// (`relationships` or empty: every type)
-        rel: Option<Value>,
+        rel: Option<AnyText>,
     }
 }
 
@@ -34,7 +34,7 @@ pub(crate) async fn package_relationships_list(
         .package_row(&id_given)
         .await?
         .ok_or_else(|| not_found("First package named in request was not found."))?;
-    let id2_given = text(p.id2.as_ref());
+    let id2_given = p.id2.map(|t| t.0).unwrap_or_default();
     let other = if id2_given.is_empty() {
         None
     } else {
@@ -51,7 +51,7 @@ pub(crate) async fn package_relationships_list(
     }
     ctx.check_access("package_relationships_list", &auth)
         .await?;
-    let rel = text(p.rel.as_ref());
+    let rel = p.rel.map(|t| t.0).unwrap_or_default();
     let rel = (!rel.is_empty() && rel != "relationships").then_some(rel);
     if let Some(r) = &rel {
         if !super::TYPES.contains(&r.as_str()) {

@@ -1,12 +1,15 @@
 //! `resource_search` (spec/ckan-read-api.md §5.9).
 
-use catalog_framework::params::text;
+use std::borrow::Cow;
+
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 use catalog_framework::store::time::parse_iso;
+use catalog_framework::typed::{Later, ParamType};
 use chrono::NaiveDateTime;
 
 use crate::lookup::{escape_like, ilike, text_of};
+use crate::shapes::{LaterExt, Scalar};
 
 /// The resource columns `resource_search` accepts (CKAN's `CORE_RESOURCE_COLUMNS`).
 const RESOURCE_FIELDS: &[&str] = &[
@@ -79,26 +82,59 @@ fn resource_query_error(msg: impl Into<String>) -> CkanError {
     b.build()
 }
 
-/// Parses `query` (a `field:term` string or a list of them) into criteria, with CKAN's
-/// messages; a repeated field keeps its last term (a Python dict).
-fn parse_resource_query(query: Option<&Value>, extra: &[String]) -> CkanResult<Vec<Criterion>> {
-    const PAIRS: &str = "Must be <field>:<value> pair(s)";
-    let items: Vec<&Value> = match query {
-        None | Some(Value::Null) => return Err(resource_query_error("Missing value")),
-        Some(Value::Array(a)) => a.iter().collect(),
-        Some(v @ Value::String(_)) => vec![v],
-        Some(_) => return Err(resource_query_error(PAIRS)),
-    };
-    let mut pairs: Vec<(String, String)> = Vec::new();
-    for item in items {
-        let Some((field, term)) = item.as_str().and_then(|s| s.split_once(':')) else {
-            return Err(resource_query_error(PAIRS));
+/// `resource_search`'s `query`: a `field:term` string or a list of them, as `(field, term)`
+/// pairs; a repeated field keeps its last term (a Python dict). Anything else is `Must be
+/// <field>:<value> pair(s)`; the message is the key's value, a string (not a list).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ResourceQuery(pub(crate) Vec<(String, String)>);
+
+impl ParamType for ResourceQuery {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        const PAIRS: &str = "Must be <field>:<value> pair(s)";
+        let items: Vec<&Value> = match v {
+            Value::Array(a) => a.iter().collect(),
+            v @ Value::String(_) => vec![v],
+            _ => return Err(PAIRS.into()),
         };
-        match pairs.iter_mut().find(|(f, _)| f == field) {
-            Some(slot) => slot.1 = term.to_string(),
-            None => pairs.push((field.to_string(), term.to_string())),
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for item in items {
+            let Some((field, term)) = item.as_str().and_then(|s| s.split_once(':')) else {
+                return Err(PAIRS.into());
+            };
+            match pairs.iter_mut().find(|(f, _)| f == field) {
+                Some(slot) => slot.1 = term.to_string(),
+                None => pairs.push((field.to_string(), term.to_string())),
+            }
         }
+        Ok(ResourceQuery(pairs))
     }
+    fn schema() -> Value {
+        json!({"oneOf": [
+            {"type": "string", "pattern": ":"},
+            {"type": "array", "items": {"type": "string", "pattern": ":"}},
+        ]})
+    }
+    fn to_value(&self) -> Value {
+        json!(self
+            .0
+            .iter()
+            .map(|(f, t)| format!("{f}:{t}"))
+            .collect::<Vec<_>>())
+    }
+    fn refusal(key: &str, message: Cow<'static, str>) -> CkanError {
+        let mut b = validation();
+        b.set(key, json!(message));
+        b.build()
+    }
+}
+
+/// `query` into criteria, with CKAN's messages: every field must be a resource column or one
+/// of `catalog.extra_resource_fields` (`extra`).
+fn parse_resource_query(
+    query: &Later<ResourceQuery>,
+    extra: &[String],
+) -> CkanResult<Vec<Criterion>> {
+    let pairs = query.require()?.0;
     let mut out = Vec::new();
     for (field, term) in pairs {
         let is_extra = extra.contains(&field);
@@ -211,9 +247,9 @@ action_params! {
     pub struct ResourceSearchParams {
         /// `field:term`, or a list of them that must all match (required; checked after the
         /// access check)
-        query: Option<Value>,
+        query: Later<ResourceQuery>,
         /// a resource field to order the results by (others are ignored)
-        order_by: Option<Value>,
+        order_by: Later<Scalar>,
         /// how many matches to skip
         offset: Option<Natural>,
         /// how many matches to return
@@ -229,8 +265,12 @@ pub(crate) async fn resource_search(
     let limit = p.limit.map(|n| n.0 as usize);
     ctx.check_access("resource_search", &p.to_params()).await?;
     let extra = ctx.config().catalog.extra_resource_fields.clone();
-    let criteria = parse_resource_query(p.query.as_ref(), &extra)?;
-    let order_by = text(p.order_by.as_ref()).filter(|f| RESOURCE_ORDERABLE.contains(&f.as_str()));
+    let criteria = parse_resource_query(&p.query, &extra)?;
+    let order_by = p
+        .order_by
+        .value()
+        .map(|f| f.0)
+        .filter(|f| RESOURCE_ORDERABLE.contains(&f.as_str()));
 
     // Active resources of active, public datasets (of any type), in a stable order.
     let mut rows = q::public_package_documents(ctx.db().await?).await?;
@@ -274,12 +314,30 @@ mod tests {
         v.as_object().unwrap().clone()
     }
 
+    fn parse(q: Option<Value>, extra: &[String]) -> CkanResult<Vec<Criterion>> {
+        parse_resource_query(&Later::new("query", q), extra)
+    }
+
     #[test]
     fn resource_query_parsing() {
-        let err = |q: Value| Value::Object(parse_resource_query(Some(&q), &[]).unwrap_err().body);
+        let err = |q: Value| Value::Object(parse(Some(q), &[]).unwrap_err().body);
+        assert_eq!(parse(None, &[]).unwrap_err().body["query"], "Missing value");
         assert_eq!(
-            parse_resource_query(None, &[]).unwrap_err().body["query"],
+            parse(Some(Value::Null), &[]).unwrap_err().body["query"],
             "Missing value"
+        );
+        assert_eq!(
+            err(json!(5)),
+            json!({"query": "Must be <field>:<value> pair(s)"})
+        );
+        assert_eq!(
+            err(json!(["name:a", 1])),
+            json!({"query": "Must be <field>:<value> pair(s)"})
+        );
+        // Every item is checked for its shape before any field is.
+        assert_eq!(
+            err(json!(["id:x", "name"])),
+            json!({"query": "Must be <field>:<value> pair(s)"})
         );
         assert_eq!(
             err(json!("name")),
@@ -294,14 +352,12 @@ mod tests {
             json!({"query": "Field \"id\" not recognised in resource_search."})
         );
         // The last term of a repeated field wins; `:` in the term is kept.
-        let c = parse_resource_query(Some(&json!(["url:a", "url:http://x"])), &[]).unwrap();
+        let c = parse(Some(json!(["url:a", "url:http://x"])), &[]).unwrap();
         assert_eq!(c, vec![Criterion::Text("url".into(), "%http://x%".into())]);
         let extra = vec!["theme".to_string()];
-        let c = parse_resource_query(Some(&json!("theme:wa_ter")), &extra).unwrap();
+        let c = parse(Some(json!("theme:wa_ter")), &extra).unwrap();
         assert_eq!(c, vec![Criterion::Extra("theme".into(), "wa\\_ter".into())]);
-        assert!(parse_resource_query(Some(&json!([])), &[])
-            .unwrap()
-            .is_empty());
+        assert!(parse(Some(json!([])), &[]).unwrap().is_empty());
     }
 
     #[test]
@@ -313,7 +369,7 @@ mod tests {
         }));
         let m = |q: Value| {
             let extra = vec!["theme".to_string(), "other".to_string()];
-            matches_resource(&r, &parse_resource_query(Some(&q), &extra).unwrap())
+            matches_resource(&r, &parse(Some(q), &extra).unwrap())
         };
         assert!(m(json!("name:COUNTS")));
         assert!(m(json!("name:")));

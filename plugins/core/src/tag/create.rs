@@ -1,6 +1,8 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::Later;
 
+use crate::shapes::{LaterExt, StrOrNum};
 use crate::vocabulary::vocabulary_tag_dict;
 
 action_params! {
@@ -11,9 +13,9 @@ action_params! {
     /// :rtype: dictionary
     pub struct TagCreateParams {
         /// the tag's name (required; checked after the access check)
-        name: Option<Value>,
+        name: Later<StrOrNum>,
         /// the vocabulary's id, not its name (required)
-        vocabulary_id: Option<Value>,
+        vocabulary_id: Later<StrOrNum>,
     }
 }
 
@@ -27,11 +29,7 @@ pub(crate) async fn tag_create(ctx: &mut ActionContext, p: TagCreateParams) -> C
     {
         errs.push("id", "The input field id was not expected.");
     }
-    let name = match &p.name {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => String::new(),
-    };
+    let name = p.name.value().map(|n| n.0).unwrap_or_default();
     if name.is_empty() {
         errs.push("name", "Missing value");
     } else {
@@ -39,11 +37,7 @@ pub(crate) async fn tag_create(ctx: &mut ActionContext, p: TagCreateParams) -> C
             errs.push("name", e);
         }
     }
-    let vocab_ref = match &p.vocabulary_id {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => String::new(),
-    };
+    let vocab_ref = p.vocabulary_id.value().map(|v| v.0).unwrap_or_default();
     let mut vocabulary_id = None;
     if vocab_ref.is_empty() {
         errs.push("vocabulary_id", "Missing value");

@@ -2,8 +2,9 @@ use catalog_framework::params::text;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
-use super::{free_tags, tag_query, tag_search_params, tag_search_rows};
-use crate::lookup::{py_truthy, visible_values};
+use super::{free_tags, has_query, tag_query, tag_search_params, tag_search_rows};
+use crate::lookup::visible_values;
+use crate::shapes::LaterExt;
 use crate::vocabulary::vocabulary_tag_dict;
 
 tag_search_params! {
@@ -15,21 +16,13 @@ tag_search_params! {
     /// :rtype: list
     TagListParams {
         /// return tag dictionaries instead of names (any true value)
-        all_fields: Option<Value>,
+        all_fields: Option<catalog_framework::typed::PyTruthy>,
     }
 }
 
 pub(crate) async fn tag_list(ctx: &mut ActionContext, p: TagListParams) -> CkanResult<Value> {
-    let has_query = match [p.query.as_ref(), p.q.as_ref()]
-        .into_iter()
-        .find(|v| py_truthy(*v))
-        .flatten()
-    {
-        Some(Value::String(s)) => !s.trim().is_empty(),
-        Some(_) => true,
-        None => false,
-    };
-    let all_fields = py_truthy(p.all_fields.as_ref());
+    let has_query = has_query(p.query.value(), p.q.value());
+    let all_fields = p.all_fields.is_some_and(|a| a.0);
     ctx.check_access("tag_list", &p.to_params()).await?;
     let (tags, vocabulary_id) = if has_query {
         let (tags, _, v) = tag_search_rows(ctx, &tag_query!(p)).await?;

@@ -3,12 +3,15 @@
 //! the page of matching tags (free tags among those of the datasets the caller may read; a
 //! vocabulary's tags whether used or not), and CKAN's `Tag.get` lookup.
 
+use std::borrow::Cow;
+
 use catalog_framework::params::text;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
-use catalog_framework::typed::Raw;
+use catalog_framework::typed::{py_truthy, Later, ParamType, Raw};
 
-use crate::lookup::{escape_like, ilike, naturals, py_truthy, text_of, visible_values};
+use crate::lookup::{escape_like, ilike, naturals, text_of, visible_values};
+use crate::shapes::{LaterExt, Lenient};
 
 pub(crate) mod create;
 pub(crate) mod delete;
@@ -22,11 +25,11 @@ pub(crate) mod show;
 pub(crate) async fn find_tag(
     ctx: &mut ActionContext,
     r: &str,
-    vocabulary_id: Option<&Value>,
+    vocabulary_id: Option<&str>,
 ) -> CkanResult<Option<(String, String, String)>> {
-    let vocabulary = match text(vocabulary_id).filter(|v| !v.is_empty()) {
+    let vocabulary = match vocabulary_id.filter(|v| !v.is_empty()) {
         None => String::new(),
-        Some(v) => match q::vocabulary_by_ref(ctx.db().await?, &v).await? {
+        Some(v) => match q::vocabulary_by_ref(ctx.db().await?, v).await? {
             Some(row) => row.id,
             None => return Ok(None),
         },
@@ -35,15 +38,85 @@ pub(crate) async fn find_tag(
     Ok(found.filter(|(id, _, v)| *v == vocabulary || (*id == r && vocabulary.is_empty())))
 }
 
+/// `query` / `q` of the tag searches: a string (one term), a list (its items the terms:
+/// strings as sent, other items as JSON text, nulls dropped) or a number (its digits), each
+/// term stripped and blank ones dropped. Never refuses: any other value gives no term. Of
+/// `query` and `q`, the first truthy in Python is the one read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TagTerms {
+    /// Python's truthiness of the value as sent.
+    pub(crate) truthy: bool,
+    /// True when the value was sent as a string.
+    pub(crate) string: bool,
+    pub(crate) terms: Vec<String>,
+}
+
+impl ParamType for TagTerms {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        let terms: Vec<String> = match v {
+            Value::String(s) => vec![s.clone()],
+            Value::Array(a) => a.iter().filter_map(|v| text_of(Some(v))).collect(),
+            Value::Number(n) => vec![n.to_string()],
+            _ => Vec::new(),
+        };
+        Ok(TagTerms {
+            truthy: py_truthy(v),
+            string: v.is_string(),
+            terms: terms
+                .iter()
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
+                .collect(),
+        })
+    }
+    fn schema() -> Value {
+        json!({"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]})
+    }
+    fn to_value(&self) -> Value {
+        json!(self.terms)
+    }
+}
+
+impl Lenient for TagTerms {}
+
+/// The deprecated `fields` of the tag searches: a dict whose `tag` and `tags` values, when
+/// strings, are more terms (as sent); anything else gives none. Never refuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TagFields(pub(crate) Vec<String>);
+
+impl ParamType for TagFields {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        let mut terms = Vec::new();
+        if let Value::Object(fields) = v {
+            for (k, v) in fields {
+                if k == "tag" || k == "tags" {
+                    if let Some(s) = v.as_str() {
+                        terms.push(s.to_string());
+                    }
+                }
+            }
+        }
+        Ok(TagFields(terms))
+    }
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {"tag": {"type": "string"}, "tags": {"type": "string"}}})
+    }
+    fn to_value(&self) -> Value {
+        json!(self.0)
+    }
+}
+
+impl Lenient for TagFields {}
+
 /// What the tag searches read (`tag_search`, `tag_autocomplete`, and `tag_list` with a
-/// query), as sent: each is read where CKAN reads it, after the access check.
+/// query): each is read where CKAN reads it, after the access check.
 pub(crate) struct TagQuery {
-    pub(crate) query: Option<Value>,
-    pub(crate) q: Option<Value>,
-    pub(crate) fields: Option<Value>,
+    pub(crate) query: Later<TagTerms>,
+    pub(crate) q: Later<TagTerms>,
+    pub(crate) fields: Later<TagFields>,
     pub(crate) vocabulary_id: Raw,
-    pub(crate) offset: Option<Value>,
-    pub(crate) limit: Option<Value>,
+    pub(crate) offset: Later<Natural>,
+    pub(crate) limit: Later<Natural>,
 }
 
 /// Declares the params struct of a tag search, with the fields of a [`TagQuery`] (and the
@@ -55,18 +128,18 @@ macro_rules! tag_search_params {
             pub struct $name {
                 /// only the tags whose names contain this (case-insensitive): a string, or a
                 /// list of strings that must all match
-                query: Option<Value>,
+                query: catalog_framework::typed::Later<crate::tag::TagTerms>,
                 /// an alias of `query`
-                q: Option<Value>,
+                q: catalog_framework::typed::Later<crate::tag::TagTerms>,
                 /// deprecated: a dict whose `tag` or `tags` value is one more term
-                fields: Option<Value>,
+                fields: catalog_framework::typed::Later<crate::tag::TagFields>,
                 /// the vocabulary's id or name: search its tags instead of the free tags (null
                 /// names none)
                 vocabulary_id: catalog_framework::typed::Raw,
                 /// how many matching tags to skip
-                offset: Option<Value>,
+                offset: catalog_framework::typed::Later<Natural>,
                 /// how many matching tags to return
-                limit: Option<Value>,
+                limit: catalog_framework::typed::Later<Natural>,
                 $($own)*
             }
         }
@@ -108,31 +181,30 @@ async fn searched_vocabulary(
     ))
 }
 
-/// The search terms of `_tag_search`: `query` or `q` (a string or a list), each stripped,
-/// blanks dropped, plus the deprecated `fields` `tag`/`tags` values.
-fn tag_terms(query: Option<&Value>, q: Option<&Value>, fields: Option<&Value>) -> Vec<String> {
-    let raw = [query, q].into_iter().find(|v| py_truthy(*v)).flatten();
-    let mut terms: Vec<String> = match raw {
-        Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(a)) => a.iter().filter_map(|v| text_of(Some(v))).collect(),
-        Some(Value::Number(n)) => vec![n.to_string()],
-        _ => Vec::new(),
-    };
-    terms = terms
-        .iter()
-        .map(|t| t.trim().to_string())
-        .filter(|t| !t.is_empty())
-        .collect();
-    if let Some(Value::Object(fields)) = fields {
-        for (k, v) in fields {
-            if k == "tag" || k == "tags" {
-                if let Some(s) = v.as_str() {
-                    terms.push(s.to_string());
-                }
-            }
-        }
-    }
+/// The search terms of `_tag_search`: those of `query` or `q` (the first truthy), plus the
+/// deprecated `fields` `tag`/`tags` values.
+fn tag_terms(
+    query: Option<TagTerms>,
+    q: Option<TagTerms>,
+    fields: Option<TagFields>,
+) -> Vec<String> {
+    let mut terms = [query, q]
+        .into_iter()
+        .flatten()
+        .find(|t| t.truthy)
+        .map(|t| t.terms)
+        .unwrap_or_default();
+    terms.extend(fields.into_iter().flat_map(|f| f.0));
     terms
+}
+
+/// True when `tag_list` searches: the first truthy of `query` and `q` is not blank text.
+pub(crate) fn has_query(query: Option<TagTerms>, q: Option<TagTerms>) -> bool {
+    [query, q]
+        .into_iter()
+        .flatten()
+        .find(|t| t.truthy)
+        .is_some_and(|t| !t.string || !t.terms.is_empty())
 }
 
 /// The stored free tags of these (distinct) names, as `(id, name)` in name order.
@@ -150,8 +222,8 @@ async fn tag_search_rows(
     ctx: &mut ActionContext,
     p: &TagQuery,
 ) -> CkanResult<(Vec<(String, String)>, usize, Option<String>)> {
-    let paging = naturals(&[("offset", p.offset.as_ref()), ("limit", p.limit.as_ref())])?;
-    let terms = tag_terms(p.query.as_ref(), p.q.as_ref(), p.fields.as_ref());
+    let paging = naturals(&[&p.offset, &p.limit])?;
+    let terms = tag_terms(p.query.value(), p.q.value(), p.fields.value());
     let vocabulary = searched_vocabulary(ctx, &p.vocabulary_id).await?;
     if terms.is_empty() || matches!(vocabulary, Some(None)) {
         return Ok((Vec::new(), 0, None));
@@ -192,9 +264,24 @@ async fn tag_search_rows(
 mod tests {
     use super::*;
 
+    fn later<T: ParamType>(v: &Value, key: &'static str) -> Later<T> {
+        Later::new(key, v.get(key).cloned())
+    }
+
+    fn terms(v: Value) -> Vec<String> {
+        tag_terms(
+            later(&v, "query").value(),
+            later(&v, "q").value(),
+            later(&v, "fields").value(),
+        )
+    }
+
+    fn query(v: Value) -> bool {
+        has_query(later(&v, "query").value(), later(&v, "q").value())
+    }
+
     #[test]
     fn tag_terms_follow_ckan() {
-        let terms = |v: Value| tag_terms(v.get("query"), v.get("q"), v.get("fields"));
         assert_eq!(terms(json!({"query": " ab "})), vec!["ab"]);
         assert_eq!(terms(json!({"query": "", "q": "cd"})), vec!["cd"]);
         assert_eq!(terms(json!({"q": ["a", " ", "b"]})), vec!["a", "b"]);
@@ -203,5 +290,23 @@ mod tests {
             vec!["x"]
         );
         assert!(terms(json!({"query": "  "})).is_empty());
+        // The first truthy of the two is read, whatever its terms.
+        assert!(terms(json!({"query": true, "q": "cd"})).is_empty());
+        assert_eq!(terms(json!({"query": [], "q": 5})), vec!["5"]);
+        assert_eq!(
+            terms(json!({"q": ["a", null, 1, " b "]})),
+            vec!["a", "1", "b"]
+        );
+        assert_eq!(terms(json!({"query": "x", "fields": "tags"})), vec!["x"]);
+    }
+
+    #[test]
+    fn tag_list_searches_for_a_truthy_query_but_blank_text() {
+        assert!(query(json!({"query": "a"})));
+        assert!(query(json!({"q": [" "]})));
+        assert!(query(json!({"query": true})));
+        assert!(!query(json!({"query": "  "})));
+        assert!(!query(json!({"query": "", "q": []})));
+        assert!(!query(json!({})));
     }
 }

@@ -1,10 +1,11 @@
-use catalog_framework::params::bool_value;
 use catalog_framework::prelude::*;
 use catalog_framework::search::{Query, SearchRequest};
 use catalog_framework::store as q;
+use catalog_framework::typed::{AsBool, Later};
 
 use super::find_tag;
 use crate::search;
+use crate::shapes::{LaterExt, Scalar};
 use crate::vocabulary::vocabulary_tag_dict;
 
 action_params! {
@@ -13,16 +14,17 @@ action_params! {
         /// the tag's id or name
         id: String,
         /// the vocabulary's id or name (for a vocabulary tag named by name)
-        vocabulary_id: Option<Value>,
+        vocabulary_id: Later<Scalar>,
         /// include the (at most 1000) public datasets with the tag (default false)
-        include_datasets: Option<Value>,
+        include_datasets: Later<AsBool>,
     }
 }
 
 pub(crate) async fn tag_show(ctx: &mut ActionContext, p: TagShowParams) -> CkanResult<Value> {
     ctx.check_access("tag_show", &p.to_params()).await?;
     let id = p.id;
-    let (tag_id, name, vocabulary_id) = find_tag(ctx, &id, p.vocabulary_id.as_ref())
+    let vocabulary_ref = p.vocabulary_id.value().map(|v| v.0);
+    let (tag_id, name, vocabulary_id) = find_tag(ctx, &id, vocabulary_ref.as_deref())
         .await?
         .ok_or_else(|| not_found(""))?;
     let vocabulary = if vocabulary_id.is_empty() {
@@ -44,7 +46,7 @@ pub(crate) async fn tag_show(ctx: &mut ActionContext, p: TagShowParams) -> CkanR
             m
         }
     };
-    if bool_value(p.include_datasets.as_ref(), false)? {
+    if p.include_datasets.or(false)? {
         let field = match &vocabulary {
             Some(v) => format!("vocab_{}", v.name),
             None => "tags".to_string(),

@@ -1,7 +1,8 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::{Later, PyStr};
 
-use super::text_param;
+use super::non_empty;
 
 action_params! {
     /// Delete a task status (sysadmins only).
@@ -9,7 +10,7 @@ action_params! {
     /// :param id: the task status's id
     pub struct TaskStatusDeleteParams {
         /// the task status's id
-        id: Option<Value>,
+        id: Later<PyStr>,
     }
 }
 
@@ -17,7 +18,7 @@ pub(crate) async fn task_status_delete(
     ctx: &mut ActionContext,
     p: TaskStatusDeleteParams,
 ) -> CkanResult<Value> {
-    let id = text_param(p.id.as_ref()).ok_or_else(|| missing("id"))?;
+    let id = non_empty(&p.id).ok_or_else(|| missing("id"))?;
     let row = q::task_status_by_id(ctx.db().await?, &id)
         .await?
         .ok_or_else(|| not_found(""))?;

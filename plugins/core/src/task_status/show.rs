@@ -1,9 +1,9 @@
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
-use catalog_framework::typed::Raw;
+use catalog_framework::typed::{Later, PyStr, Raw};
 
-use super::{task_status_dict, text_param};
+use super::{non_empty, task_status_dict, text_param};
 
 action_params! {
     /// Return a task status, by `id` or by `entity_id`, `task_type` and `key`.
@@ -15,7 +15,7 @@ action_params! {
     /// :rtype: dictionary
     pub struct TaskStatusShowParams {
         /// the task status's id
-        id: Option<Value>,
+        id: Later<PyStr>,
         /// the entity's id (required without `id`, as are `task_type` and `key`: checked one
         /// at a time after the access check; a null counts as given)
         entity_id: Raw,
@@ -31,7 +31,7 @@ pub(crate) async fn task_status_show(
     p: TaskStatusShowParams,
 ) -> CkanResult<Value> {
     ctx.check_access("task_status_show", &p.to_params()).await?;
-    let row = match text_param(p.id.as_ref()) {
+    let row = match non_empty(&p.id) {
         Some(id) => q::task_status_by_id(ctx.db().await?, &id).await?,
         None => {
             // CKAN's get_or_bust, one key at a time.
@@ -101,7 +101,7 @@ action_params! {
     /// :rtype: list of dictionaries
     pub struct ResourceStatusShowParams {
         /// the resource's id (required; checked after the access check)
-        id: Option<Value>,
+        id: Later<PyStr>,
     }
 }
 
@@ -111,7 +111,7 @@ pub(crate) async fn resource_status_show(
 ) -> CkanResult<Value> {
     ctx.check_access("resource_status_show", &p.to_params())
         .await?;
-    let id = text_param(p.id.as_ref()).ok_or_else(|| missing("id"))?;
+    let id = non_empty(&p.id).ok_or_else(|| missing("id"))?;
     check_entity_readable(ctx, &id, Some(&id)).await?;
     let rows = q::task_statuses_of(ctx.db().await?, &id).await?;
     Ok(Value::Array(

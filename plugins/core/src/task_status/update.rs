@@ -1,9 +1,10 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store::time::parse_iso;
 use catalog_framework::store::{self as q, TaskStatusRow};
-use catalog_framework::typed::InDict;
+use catalog_framework::typed::{InDict, Later};
 
 use super::{task_status_dict, text_param};
+use crate::shapes::DictList;
 
 action_params! {
     /// Create or update a task status (sysadmins only). The row is the one of `id`, else the
@@ -159,7 +160,7 @@ action_params! {
     /// :rtype: dictionary with `results`
     pub struct TaskStatusUpdateManyParams {
         /// a list of task status dicts
-        data: Option<Value>,
+        data: Later<DictList>,
     }
 }
 
@@ -167,11 +168,7 @@ pub(crate) async fn task_status_update_many(
     ctx: &mut ActionContext,
     p: TaskStatusUpdateManyParams,
 ) -> CkanResult<Value> {
-    let items = match p.data {
-        Some(Value::Array(items)) => items,
-        None | Some(Value::Null) => return Err(missing("data")),
-        Some(_) => return Err(validation().field("data", "Not a list").build()),
-    };
+    let items = p.data.require()?.0;
     let mut results = Vec::with_capacity(items.len());
     for item in &items {
         let Some(item) = item.as_object() else {

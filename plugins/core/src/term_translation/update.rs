@@ -1,7 +1,8 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
-use catalog_framework::typed::InDict;
+use catalog_framework::typed::{InDict, Later};
 
+use crate::shapes::DictList;
 use crate::task_status::text_param;
 
 action_params! {
@@ -53,7 +54,7 @@ action_params! {
     /// :rtype: dictionary with `success`
     pub struct TermTranslationUpdateManyParams {
         /// a non-empty list of dicts with `term`, `term_translation` and `lang_code`
-        data: Option<Value>,
+        data: Later<DictList>,
     }
 }
 
@@ -66,8 +67,9 @@ pub(crate) async fn term_translation_update_many(
         errs.set("error", json!("Must be a list of dicts"));
         errs.build()
     };
-    let items = match p.data {
-        Some(Value::Array(items)) if !items.is_empty() => items,
+    // Absent, empty or no list at all: one message.
+    let items = match p.data.get() {
+        Ok(Some(DictList(items))) if !items.is_empty() => items,
         _ => return Err(not_list()),
     };
     for item in &items {

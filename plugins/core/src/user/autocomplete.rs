@@ -1,9 +1,9 @@
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 
-use catalog_framework::typed::Text;
+use catalog_framework::typed::{PyTruthy, Text};
 
-use crate::lookup::{ilike, py_truthy};
+use crate::lookup::ilike;
 
 action_params! {
     /// Return the users whose name or full name contains a string.
@@ -18,7 +18,7 @@ action_params! {
         /// how many users to return (default 20)
         limit: Option<Natural>,
         /// leave the caller out (any true value)
-        ignore_self: Option<Value>,
+        ignore_self: Option<PyTruthy>,
     }
 }
 
@@ -33,7 +33,7 @@ pub(crate) async fn user_autocomplete(
     let pattern = format!("%{q}%");
     let sysadmin = ctx.is_sysadmin();
     let me = ctx.user_name().to_string();
-    let ignore_self = py_truthy(p.ignore_self.as_ref());
+    let ignore_self = p.ignore_self.is_some_and(|i| i.0);
     let users = q::users_where(ctx.db().await?, "state <> 'deleted'", &[]).await?;
     let mut out: Vec<&q::UserRow> = users
         .iter()

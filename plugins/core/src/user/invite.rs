@@ -1,12 +1,13 @@
 //! `user_invite`: a pending user, a membership, and a mail with a password-reset link.
 
 use catalog_framework::mail::Mail;
-use catalog_framework::params::{decode, text};
+use catalog_framework::params::text;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 use catalog_framework::store::time::now_iso;
+use catalog_framework::typed::Later;
 
-use super::check_email;
+use super::{check_email, EmailText};
 use crate::dictize::{sorted, user_dict};
 use crate::ids::new_id;
 
@@ -24,11 +25,11 @@ action_params! {
     pub struct UserInviteParams {
         /// the e-mail address of the user to invite (required, as are the two others: checked
         /// after the access check, each `Missing value` at once)
-        email: Option<Value>,
+        email: Later<EmailText>,
         /// the id or name of the group or organization
-        group_id: Option<Value>,
+        group_id: Later<String>,
         /// `member`, `editor` or `admin`
-        role: Option<Value>,
+        role: Later<String>,
     }
 }
 
@@ -52,16 +53,18 @@ const ROLES: &[(&str, &str)] = &[
 pub(crate) async fn user_invite(ctx: &mut ActionContext, p: UserInviteParams) -> CkanResult<Value> {
     ctx.check_access("user_invite", &p.to_params()).await?;
     let mut errs = ValidationBuilder::default();
-    let email = check_email(ctx, p.email.as_ref(), &mut errs, None).await?;
+    let email = check_email(ctx, p.email.raw(), &mut errs, None).await?;
     for (k, v) in [("group_id", &p.group_id), ("role", &p.role)] {
-        if text(v.as_ref()).is_none_or(|s| s.trim().is_empty()) {
+        // Given as CKAN's schema sees it: a non-blank scalar (a boolean too, which the
+        // decoding below then refuses).
+        if text(v.raw()).is_none_or(|s| s.trim().is_empty()) {
             errs.push(k, "Missing value");
         }
     }
     errs.finish()?;
     let email = email.ok_or_else(|| missing("email"))?;
-    let group_ref: String = decode("group_id", p.group_id.as_ref())?;
-    let role: String = decode("role", p.role.as_ref())?;
+    let group_ref = p.group_id.require()?;
+    let role = p.role.require()?;
     let group = ctx
         .group_row(&group_ref)
         .await?
@@ -108,7 +111,7 @@ pub(crate) async fn user_invite(ctx: &mut ActionContext, p: UserInviteParams) ->
     ctx.begin_write().await;
     // Checked again in the transaction: the address may have been registered meanwhile.
     let mut errs = ValidationBuilder::default();
-    check_email(ctx, p.email.as_ref(), &mut errs, None).await?;
+    check_email(ctx, p.email.raw(), &mut errs, None).await?;
     errs.finish()?;
     let write = q::UserWrite {
         name: &name,

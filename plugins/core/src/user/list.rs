@@ -1,41 +1,45 @@
-use catalog_framework::params::{bool_value, text};
 use catalog_framework::prelude::*;
 use catalog_framework::store::{self as q, UserRow};
+use catalog_framework::typed::{AsBool, Later};
 
 use super::{created_count, is_self_or_sysadmin};
 use crate::dictize::{sorted, user_dict};
+use crate::shapes::{LaterExt, Scalar};
 
 action_params! {
     /// Return the site's users.
     pub struct UserListParams {
         /// only the users whose name or full name (or, for a sysadmin, e-mail address)
         /// contains this (case-insensitive)
-        q: Option<Value>,
+        q: Later<Scalar>,
         /// only the users with this e-mail address (sysadmins only)
-        email: Option<Value>,
+        email: Later<Scalar>,
         /// `name`, `id`, `created`, `fullname`, `about`, `sysadmin`,
         /// `number_created_packages` or `display_name` (the default)
-        order_by: Option<Value>,
+        order_by: Later<Scalar>,
         /// return dictionaries instead of names (default true)
-        all_fields: Option<Value>,
+        all_fields: Later<AsBool>,
         /// include the site user (default false)
-        include_site_user: Option<Value>,
+        include_site_user: Later<AsBool>,
     }
 }
 
 pub(crate) async fn user_list(ctx: &mut ActionContext, p: UserListParams) -> CkanResult<Value> {
-    let all_fields = bool_value(p.all_fields.as_ref(), true)?;
-    let order_by = text(p.order_by.as_ref()).unwrap_or_else(|| "display_name".into());
+    let all_fields = p.all_fields.or(true)?;
+    let order_by = p
+        .order_by
+        .value()
+        .map_or_else(|| "display_name".into(), |o| o.0);
     if order_by == "edits" {
         return Err(validation_message("order_by=edits is no longer supported"));
     }
     ctx.check_access("user_list", &p.to_params()).await?;
     let mut users = q::users_where(ctx.db().await?, "state <> 'deleted'", &[]).await?;
     let site_id = ctx.config().catalog.site_id.clone();
-    if !bool_value(p.include_site_user.as_ref(), false)? {
+    if !p.include_site_user.or(false)? {
         users.retain(|u| u.name != site_id);
     }
-    if let Some(qs) = text(p.q.as_ref()).map(|s| s.to_lowercase()) {
+    if let Some(qs) = p.q.value().map(|s| s.0.to_lowercase()) {
         let sys = ctx.is_sysadmin();
         users.retain(|u| {
             u.name.to_lowercase().contains(&qs)
@@ -52,7 +56,7 @@ pub(crate) async fn user_list(ctx: &mut ActionContext, p: UserListParams) -> Cka
                         .contains(&qs))
         });
     }
-    if let Some(email) = text(p.email.as_ref()) {
+    if let Some(email) = p.email.value().map(|e| e.0) {
         users.retain(|u| {
             u.email
                 .as_deref()

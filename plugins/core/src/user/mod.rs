@@ -1,8 +1,11 @@
 //! Users (`user_*`) and what their actions share: the user dict with its dataset count, and the
 //! checks of written fields.
 
+use std::borrow::Cow;
+
 use catalog_framework::prelude::*;
 use catalog_framework::store::{self as q, UserRow};
+use catalog_framework::typed::ParamType;
 
 use crate::dictize::{sorted, user_dict};
 
@@ -137,6 +140,29 @@ fn stored_plugin_extras(u: &UserRow) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// An e-mail address as the user schemas read it: a string, trimmed (blank is `Missing
+/// value`; anything but a string, a number too, is `Must be a string`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EmailText(pub(crate) String);
+
+impl ParamType for EmailText {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        match v {
+            Value::String(s) => Ok(EmailText(s.trim().to_string())),
+            _ => Err("Must be a string".into()),
+        }
+    }
+    fn is_blank(v: &Value) -> bool {
+        catalog_framework::typed::blank_trimmed(v)
+    }
+    fn schema() -> Value {
+        json!({"type": "string", "format": "email"})
+    }
+    fn to_value(&self) -> Value {
+        json!(self.0)
+    }
+}
+
 async fn check_email(
     ctx: &mut ActionContext,
     email: Option<&Value>,
@@ -144,17 +170,15 @@ async fn check_email(
     own_id: Option<&str>,
 ) -> CkanResult<Option<String>> {
     let email = match email {
-        None | Some(Value::Null) => {
+        Some(v) if !EmailText::is_blank(v) => match EmailText::decode(v) {
+            Ok(e) => e.0,
+            Err(m) => {
+                errs.push("email", m);
+                return Ok(None);
+            }
+        },
+        _ => {
             errs.push("email", "Missing value");
-            return Ok(None);
-        }
-        Some(Value::String(s)) if s.trim().is_empty() => {
-            errs.push("email", "Missing value");
-            return Ok(None);
-        }
-        Some(Value::String(s)) => s.trim().to_string(),
-        Some(_) => {
-            errs.push("email", "Must be a string");
             return Ok(None);
         }
     };
@@ -188,5 +212,23 @@ fn check_about(p: &Params, errs: &mut ValidationBuilder) {
                 "Edit not allowed as it looks like spam. Please avoid links in your description.",
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use catalog_framework::typed::Later;
+
+    #[test]
+    fn an_email_is_a_trimmed_string() {
+        let email = |v: Value| Later::<EmailText>::new("email", Some(v)).get();
+        assert_eq!(email(json!(" a@b.c ")).unwrap().unwrap().0, "a@b.c");
+        assert_eq!(email(json!("  ")).unwrap(), None);
+        assert_eq!(email(json!(null)).unwrap(), None);
+        assert_eq!(
+            email(json!(5)).unwrap_err().body["email"],
+            json!(["Must be a string"])
+        );
     }
 }

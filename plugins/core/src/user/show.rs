@@ -1,29 +1,30 @@
-use catalog_framework::params::{bool_value, text};
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::{AsBool, Later};
 
 use super::{created_scope, is_self_or_sysadmin, show_user, stored_plugin_extras};
+use crate::shapes::{LaterExt, Scalar};
 
 action_params! {
     /// Return a user account.
     pub struct UserShowParams {
         /// the id or name of the user (default: the caller)
-        id: Option<Value>,
+        id: Later<Scalar>,
         /// include the datasets the user created (default false)
-        include_datasets: Option<Value>,
+        include_datasets: Later<AsBool>,
         /// include the user's password hash (sysadmins only; default false)
-        include_password_hash: Option<Value>,
+        include_password_hash: Later<AsBool>,
         /// include the user's `plugin_extras` (sysadmins only; default false)
-        include_plugin_extras: Option<Value>,
+        include_plugin_extras: Later<AsBool>,
         /// include the number of the user's followers (default false)
-        include_num_followers: Option<Value>,
+        include_num_followers: Later<AsBool>,
     }
 }
 
 pub(crate) async fn user_show(ctx: &mut ActionContext, p: UserShowParams) -> CkanResult<Value> {
     let mut auth = p.to_params();
-    let r = match text(p.id.as_ref()) {
-        Some(r) if !r.is_empty() => r,
+    let r = match p.id.value() {
+        Some(r) if !r.0.is_empty() => r.0,
         _ => ctx
             .user_id()
             .map(str::to_string)
@@ -33,10 +34,10 @@ pub(crate) async fn user_show(ctx: &mut ActionContext, p: UserShowParams) -> Cka
         .user_row(&r)
         .await?
         .ok_or_else(|| not_found("User not found"))?;
-    let include_datasets = bool_value(p.include_datasets.as_ref(), false)?;
-    let include_hash = bool_value(p.include_password_hash.as_ref(), false)?;
-    let include_extras = bool_value(p.include_plugin_extras.as_ref(), false)?;
-    let num_followers = bool_value(p.include_num_followers.as_ref(), false)?;
+    let include_datasets = p.include_datasets.or(false)?;
+    let include_hash = p.include_password_hash.or(false)?;
+    let include_extras = p.include_plugin_extras.or(false)?;
+    let num_followers = p.include_num_followers.or(false)?;
     auth.insert("id".into(), json!(u.id));
     ctx.check_access("user_show", &auth).await?;
     let mut d = show_user(ctx, &u).await?;

@@ -2,8 +2,9 @@ use std::collections::HashSet;
 
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
+use catalog_framework::typed::Later;
 
-use super::{drop_tags_from_datasets, required_id, vocabulary_or_404};
+use super::{drop_tags_from_datasets, vocabulary_or_404, DataId};
 
 action_params! {
     /// Delete a tag vocabulary (sysadmins only) with its tags, which the datasets that
@@ -12,7 +13,7 @@ action_params! {
     /// :param id: the vocabulary's id or name
     pub struct VocabularyDeleteParams {
         /// the vocabulary's id or name
-        id: Option<Value>,
+        id: Later<DataId>,
     }
 }
 
@@ -20,7 +21,7 @@ pub(crate) async fn vocabulary_delete(
     ctx: &mut ActionContext,
     p: VocabularyDeleteParams,
 ) -> CkanResult<Value> {
-    let r = required_id(p.id.as_ref())?;
+    let r = p.id.require()?.0;
     let v = vocabulary_or_404(ctx, &r).await?;
     ctx.check_access("vocabulary_delete", &p.to_params())
         .await?;

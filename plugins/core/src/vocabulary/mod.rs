@@ -2,12 +2,14 @@
 //! set of tags that datasets carry beside their free tags, searched as `vocab_<name>`.
 //! Spec: CKAN 2.12's answers in the wave-2 samples (208–269).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use catalog_framework::error::integrity;
 use catalog_framework::prelude::*;
 use catalog_framework::store as q;
 use catalog_framework::store::VocabularyRow;
+use catalog_framework::typed::{Later, ParamType};
 
 pub(crate) mod create;
 pub(crate) mod delete;
@@ -34,29 +36,50 @@ pub(crate) async fn vocabulary_dict(
 }
 
 /// The `id` parameter as CKAN's `vocabulary_show` / `_update` / `_delete` and `tag_delete`
-/// read it: absent or empty is `{"id": "id not in data"}` (a string, not a list).
-pub(crate) fn required_id(id: Option<&Value>) -> CkanResult<String> {
-    match id {
-        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
-        Some(Value::Number(n)) => Ok(n.to_string()),
-        Some(Value::Bool(true)) => Ok("True".into()),
-        Some(v @ (Value::Array(_) | Value::Object(_))) if !is_empty_container(v) => {
-            Err(validation().field("id", "Must be a string").build())
+/// read it: a string, a number's digits or `True`; absent or falsy (`""`, `false`, `[]`, `{}`)
+/// is `{"id": "id not in data"}` (a string, not a list), a non-empty list or dict `Must be a
+/// string`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DataId(pub(crate) String);
+
+impl ParamType for DataId {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        match v {
+            Value::String(s) => Ok(DataId(s.clone())),
+            Value::Number(n) => Ok(DataId(n.to_string())),
+            Value::Bool(true) => Ok(DataId("True".into())),
+            _ => Err("Must be a string".into()),
         }
-        _ => {
-            let mut errs = validation();
-            errs.set("id", json!("id not in data"));
-            Err(errs.build())
+    }
+    fn is_blank(v: &Value) -> bool {
+        match v {
+            Value::Null | Value::Bool(false) => true,
+            Value::String(s) => s.is_empty(),
+            Value::Array(a) => a.is_empty(),
+            Value::Object(o) => o.is_empty(),
+            _ => false,
         }
+    }
+    fn schema() -> Value {
+        json!({"type": ["string", "number"]})
+    }
+    fn to_value(&self) -> Value {
+        json!(self.0)
+    }
+    fn refusal(key: &str, message: Cow<'static, str>) -> CkanError {
+        let mut errs = validation();
+        if message == "Missing value" {
+            errs.set(key, json!(format!("{key} not in data")));
+        } else {
+            errs.push(key, message);
+        }
+        errs.build()
     }
 }
 
-fn is_empty_container(v: &Value) -> bool {
-    match v {
-        Value::Array(a) => a.is_empty(),
-        Value::Object(o) => o.is_empty(),
-        _ => false,
-    }
+/// [`DataId`] on the `id` of a dict (`vocabulary_update`'s).
+pub(crate) fn required_id(id: Option<&Value>) -> CkanResult<String> {
+    Ok(Later::<DataId>::new("id", id.cloned()).require()?.0)
 }
 
 /// A vocabulary by id or name, or 404 `Could not find vocabulary "<ref>"`.
@@ -205,4 +228,38 @@ pub(crate) async fn drop_tags_from_datasets(
         q::set_package_data(ctx.db().await?, id, &doc.to_string()).await?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_in_data_follows_ckan() {
+        let id = |v: Option<Value>| Later::<DataId>::new("id", v).require();
+        assert_eq!(id(Some(json!("v"))).unwrap().0, "v");
+        assert_eq!(id(Some(json!(" "))).unwrap().0, " ");
+        assert_eq!(id(Some(json!(0))).unwrap().0, "0");
+        assert_eq!(id(Some(json!(true))).unwrap().0, "True");
+        for v in [
+            None,
+            Some(json!(null)),
+            Some(json!("")),
+            Some(json!(false)),
+            Some(json!([])),
+            Some(json!({})),
+        ] {
+            assert_eq!(
+                id(v).unwrap_err().to_error_object(),
+                json!({"__type": "Validation Error", "id": "id not in data"})
+            );
+        }
+        for v in [json!([1]), json!({"a": 1})] {
+            assert_eq!(
+                id(Some(v)).unwrap_err().to_error_object(),
+                json!({"__type": "Validation Error", "id": ["Must be a string"]})
+            );
+        }
+        assert_eq!(required_id(Some(&json!("w"))).unwrap(), "w");
+    }
 }

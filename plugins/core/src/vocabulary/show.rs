@@ -1,6 +1,7 @@
 use catalog_framework::prelude::*;
+use catalog_framework::typed::Later;
 
-use super::{required_id, vocabulary_dict, vocabulary_or_404};
+use super::{vocabulary_dict, vocabulary_or_404, DataId};
 
 action_params! {
     /// Return a tag vocabulary with its tags.
@@ -9,7 +10,7 @@ action_params! {
     /// :rtype: dictionary
     pub struct VocabularyShowParams {
         /// the vocabulary's id or name (required; checked after the access check)
-        id: Option<Value>,
+        id: Later<DataId>,
     }
 }
 
@@ -18,7 +19,7 @@ pub(crate) async fn vocabulary_show(
     p: VocabularyShowParams,
 ) -> CkanResult<Value> {
     ctx.check_access("vocabulary_show", &p.to_params()).await?;
-    let r = required_id(p.id.as_ref())?;
+    let r = p.id.require()?.0;
     let v = vocabulary_or_404(ctx, &r).await?;
     vocabulary_dict(ctx, &v).await
 }

@@ -1,20 +1,19 @@
-//! What the `datastore_*` actions share: reading their common parameters (`id` /
-//! `resource_id`, lists given as lists or comma-separated text), finding the resource and
-//! its table for a writer or a reader as CKAN checks them, and checking and writing records.
+//! What the `datastore_*` actions share: their common parameters (`id` / `resource_id`,
+//! `records`), finding the resource and its table for a writer or a reader as CKAN checks
+//! them, and checking and writing records.
+
+use std::borrow::Cow;
 
 use catalog_framework::prelude::*;
 use catalog_framework::store::Backend;
+use catalog_framework::typed::{AnyText, ParamType};
 
+use crate::params::Opt;
 use crate::table::{self, Field, Meta};
 use crate::types::{to_cell, Cell};
 
 pub(super) fn backend(ctx: &ActionContext) -> Backend {
     ctx.app.store.backend
-}
-
-/// CKAN's `boolean_validator` on a parameter's value.
-pub(super) fn truthy(v: &Value) -> bool {
-    catalog_framework::params::truthy(Some(v))
 }
 
 pub(super) fn verr(field: &str, msg: impl Into<String>) -> CkanError {
@@ -29,11 +28,12 @@ pub(super) fn text(v: &Value) -> String {
     }
 }
 
-/// `id` is CKAN's alias of `resource_id` (and wins when both are given).
-pub(super) fn resource_id_of(id: &Option<Value>, resource_id: &Option<Value>) -> Option<String> {
-    id.as_ref()
+/// `id` is CKAN's alias of `resource_id` (and wins when both are given, even as `null`,
+/// which is then missing, as CKAN's `rename('id', 'resource_id')`).
+pub(super) fn resource_id_of(id: &Opt<AnyText>, resource_id: &Option<AnyText>) -> Option<String> {
+    id.0.as_ref()
         .or(resource_id.as_ref())
-        .map(text)
+        .map(|t| t.0.clone())
         .filter(|s| !s.is_empty())
 }
 
@@ -76,17 +76,6 @@ pub(super) fn check_read_only(res: &Value, force: bool) -> CkanResult<()> {
     ))
 }
 
-/// A list given as a list or as a comma-separated string.
-pub(super) fn list_or_csv(v: &Value) -> Vec<String> {
-    match v {
-        Value::Array(items) => items.iter().map(text).collect(),
-        Value::String(s) if s.trim().is_empty() => Vec::new(),
-        Value::String(s) => s.split(',').map(|p| p.trim().to_string()).collect(),
-        Value::Null => Vec::new(),
-        other => vec![text(other)],
-    }
-}
-
 /// Sets the resource's `datastore_active` (as CKAN 2.12: through `resource_patch`).
 pub(super) async fn set_active(
     ctx: &mut ActionContext,
@@ -104,11 +93,24 @@ pub(super) async fn set_active(
     Ok(())
 }
 
-pub(super) fn records_list(v: Option<&Value>) -> CkanResult<Vec<Value>> {
-    match v {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(items)) => Ok(items.clone()),
-        Some(_) => Err(verr("records", "Records has to be a list of dicts")),
+/// `records`: the rows to write, a list (each row is checked against the table's columns
+/// where it is written: [`check_records`], [`cells`]); anything else is `Records has to be a
+/// list of dicts`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Records(pub Vec<Value>);
+
+impl ParamType for Records {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        match v {
+            Value::Array(items) => Ok(Records(items.clone())),
+            _ => Err("Records has to be a list of dicts".into()),
+        }
+    }
+    fn schema() -> Value {
+        json!({"type": "array", "items": {"type": "object"}})
+    }
+    fn to_value(&self) -> Value {
+        Value::Array(self.0.clone())
     }
 }
 
@@ -203,17 +205,16 @@ pub(super) async fn insert_records(
 /// resource, then auth, then the read-only guard, then the table.
 pub(super) async fn writable(
     ctx: &mut ActionContext,
-    id: &Option<Value>,
-    resource_id: &Option<Value>,
+    rid: Option<String>,
     auth: &str,
-    force: Option<&Value>,
+    force: bool,
 ) -> CkanResult<(Value, Meta)> {
-    let Some(rid) = resource_id_of(id, resource_id) else {
+    let Some(rid) = rid else {
         return Err(verr("resource_id", "Missing value"));
     };
     let res = resource(ctx, &rid).await?;
     ctx.check_access(auth, &auth_data(&res)).await?;
-    check_read_only(&res, force.is_some_and(truthy))?;
+    check_read_only(&res, force)?;
     let meta = table::load(ctx.db().await?, &text(&res["id"]))
         .await?
         .ok_or_else(|| not_found(format!("Resource \"{rid}\" was not found.")))?;
@@ -223,12 +224,11 @@ pub(super) async fn writable(
 /// The table of a resource the caller may read: 404 before auth, as CKAN.
 pub(super) async fn readable(
     ctx: &mut ActionContext,
-    id: &Option<Value>,
-    resource_id: &Option<Value>,
+    rid: Option<String>,
     auth: &str,
     missing: impl Fn(&str) -> String,
 ) -> CkanResult<(Value, Meta)> {
-    let Some(rid) = resource_id_of(id, resource_id) else {
+    let Some(rid) = rid else {
         return Err(verr("resource_id", "Missing value"));
     };
     let meta = table::load_by_name(ctx.db().await?, &rid)
@@ -237,4 +237,33 @@ pub(super) async fn readable(
     let res = resource(ctx, &meta.resource_id).await?;
     ctx.check_access(auth, &auth_data(&res)).await?;
     Ok((res, meta))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_are_a_list_and_id_wins_even_when_empty() {
+        assert_eq!(
+            Records::decode(&json!([{"a": 1}, 2])).unwrap(),
+            Records(vec![json!({"a": 1}), json!(2)])
+        );
+        assert_eq!(
+            Records::decode(&json!({"a": 1})).unwrap_err(),
+            "Records has to be a list of dicts"
+        );
+        let rid = Some(AnyText("r".into()));
+        assert_eq!(resource_id_of(&Opt(None), &rid).as_deref(), Some("r"));
+        assert_eq!(
+            resource_id_of(&Opt(Some(AnyText("i".into()))), &rid).as_deref(),
+            Some("i")
+        );
+        // `id: ""` hides `resource_id` (and is no id).
+        assert_eq!(
+            resource_id_of(&Opt(Some(AnyText(String::new()))), &rid),
+            None
+        );
+        assert_eq!(resource_id_of(&Opt(None), &None), None);
+    }
 }

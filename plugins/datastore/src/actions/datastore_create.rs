@@ -3,13 +3,17 @@
 //! columns, key and indexes planned on the table's description, then written (`write`) and
 //! the call echoed (`shape`).
 
+use std::borrow::Cow;
+
 use catalog_framework::error::integrity;
 use catalog_framework::prelude::*;
+use catalog_framework::typed::{any_text, AnyText, CsvList, Dict, Later, ParamType, Truthy};
 
 use super::common::{
-    auth_data, backend, check_read_only, check_records, insert_records, list_or_csv, records_list,
-    resource, resource_id_of, set_active, text, truthy, verr,
+    auth_data, backend, check_read_only, check_records, insert_records, resource, resource_id_of,
+    set_active, text, verr, Records,
 };
+use crate::params::Opt;
 use crate::table::{self, Field, Meta};
 use crate::types::{self, parse_type, valid_field_name};
 
@@ -27,62 +31,139 @@ action_params! {
     /// unique key that `datastore_upsert` matches on; `indexes`: fields to index.
     pub struct DatastoreCreateParams {
         /// the resource's id
-        resource_id: Option<Value>,
+        resource_id: Option<AnyText>,
         /// alias of resource_id
-        id: Option<Value>,
+        id: Opt<AnyText>,
         /// a new resource to create (its dict, with package_id)
-        resource: Option<Value>,
+        resource: Later<Dict>,
         /// write to a resource whose url_type is not datastore
-        force: Option<Value>,
+        force: Option<Truthy>,
         /// the columns: a list of {"id", "type", "info"}
-        fields: Option<Value>,
+        fields: Later<GivenFields>,
         /// rows to insert (a list of objects)
-        records: Option<Value>,
+        records: Later<Records>,
         /// the unique key's fields (list or comma-separated)
-        primary_key: Option<Value>,
+        primary_key: Later<CsvList>,
         /// fields to index (list or comma-separated; an element may be a list)
-        indexes: Option<Value>,
+        indexes: Later<Indexes>,
         /// other names for the table (list or comma-separated); replaces the old ones
-        aliases: Option<Value>,
+        aliases: Later<CsvList>,
         /// accepted and ignored (the count is always exact)
-        calculate_record_count: Option<Value>,
+        calculate_record_count: Option<Truthy>,
     }
 }
 
 /// A field as given: its id, type name (if any) and info.
-/// A field as given: its id, type name (if any) and info.
 type GivenField = (String, Option<String>, Option<Value>);
 
-/// The checked `fields` param: each `{id, type?, info?}`.
-fn given_fields(v: Option<&Value>) -> CkanResult<Vec<GivenField>> {
-    let Some(v) = v.filter(|v| !v.is_null()) else {
-        return Ok(Vec::new());
-    };
-    let Value::Array(items) = v else {
-        return Err(integrity(
-            "Only lists of dicts can be placed against subschema ('fields',), not <class 'str'>",
-            json!({}),
-        ));
-    };
-    if items.len() > MAX_FIELDS {
-        return Err(verr("fields", format!("at most {MAX_FIELDS} fields")));
-    }
-    let mut out = Vec::new();
-    for item in items {
-        let Value::Object(m) = item else {
-            return Err(integrity(
-                "Only lists of dicts can be placed against subschema ('fields',), not <class 'str'>",
-                json!({}),
-            ));
+/// CKAN's error for `fields` that are not a list of dicts (an integrity error, no key).
+const NOT_A_LIST_OF_DICTS: &str =
+    "Only lists of dicts can be placed against subschema ('fields',), not <class 'str'>";
+
+/// The `fields` param: each `{id, type?, info?}` (an id is required; a type, when given, is
+/// checked with the names, see `check_fields`), at most [`MAX_FIELDS`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct GivenFields(pub Vec<GivenField>);
+
+impl ParamType for GivenFields {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        let Value::Array(items) = v else {
+            return Err(NOT_A_LIST_OF_DICTS.into());
         };
-        let id = m.get("id").map(text).unwrap_or_default();
-        if id.is_empty() {
-            return Err(validation().field("fields", "Missing value").build());
+        if items.len() > MAX_FIELDS {
+            return Err(format!("at most {MAX_FIELDS} fields").into());
         }
-        let ftype = m.get("type").map(text).filter(|t| !t.is_empty());
-        out.push((id, ftype, m.get("info").cloned()));
+        let mut out = Vec::new();
+        for item in items {
+            let Value::Object(m) = item else {
+                return Err(NOT_A_LIST_OF_DICTS.into());
+            };
+            let id = m.get("id").map(any_text).unwrap_or_default();
+            if id.is_empty() {
+                return Err("Missing value".into());
+            }
+            let ftype = m.get("type").map(any_text).filter(|t| !t.is_empty());
+            out.push((id, ftype, m.get("info").cloned()));
+        }
+        Ok(GivenFields(out))
     }
-    Ok(out)
+    fn schema() -> Value {
+        json!({"type": "array", "items": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "string"},
+                "type": {"type": "string"},
+                "info": {"type": "object"},
+            },
+            "required": ["id"],
+        }})
+    }
+    fn to_value(&self) -> Value {
+        Value::Array(
+            self.0
+                .iter()
+                .map(|(id, ftype, info)| {
+                    let mut f = Map::new();
+                    f.insert("id".into(), json!(id));
+                    if let Some(t) = ftype {
+                        f.insert("type".into(), json!(t));
+                    }
+                    if let Some(i) = info {
+                        f.insert("info".into(), i.clone());
+                    }
+                    Value::Object(f)
+                })
+                .collect(),
+        )
+    }
+    fn refusal(key: &str, message: Cow<'static, str>) -> CkanError {
+        if message == NOT_A_LIST_OF_DICTS {
+            integrity(message, json!({}))
+        } else {
+            verr(key, message)
+        }
+    }
+}
+
+/// The `indexes` param: each index a list of columns; given as a list (an element a column
+/// or a list of them) or as comma-separated text (a column each). At most
+/// `table::MAX_INDEXES`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Indexes(pub Vec<Vec<String>>);
+
+impl ParamType for Indexes {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        let items: Vec<Vec<String>> = match v {
+            Value::Array(items) => items
+                .iter()
+                .map(|i| match i {
+                    Value::Array(cols) => cols.iter().map(any_text).collect(),
+                    other => vec![any_text(other)],
+                })
+                .collect(),
+            other => CsvList::decode(other)?
+                .0
+                .into_iter()
+                .map(|c| vec![c])
+                .collect(),
+        };
+        if items.len() > table::MAX_INDEXES {
+            return Err(format!("at most {} indexes", table::MAX_INDEXES).into());
+        }
+        Ok(Indexes(items))
+    }
+    fn schema() -> Value {
+        json!({"oneOf": [
+            {"type": "array", "items": {"oneOf": [
+                {"type": "string"},
+                {"type": "array", "items": {"type": "string"}},
+            ]}},
+            {"type": "string", "description": "comma-separated"},
+        ]})
+    }
+    fn to_value(&self) -> Value {
+        json!(self.0)
+    }
 }
 
 /// The parameters of a create, checked before the resource is looked at (CKAN's order).
@@ -137,13 +218,13 @@ pub(crate) async fn datastore_create(
 /// `records`, `force`, `aliases`.
 fn parse(p: &DatastoreCreateParams) -> CkanResult<Request> {
     let given = resource_id_of(&p.id, &p.resource_id);
-    if p.resource.as_ref().is_some_and(|r| !r.is_null()) && given.is_some() {
+    if p.resource.is_present() && given.is_some() {
         return Err(verr("resource", "resource cannot be used with resource_id"));
     }
-    let fields = given_fields(p.fields.as_ref())?;
-    let records = records_list(p.records.as_ref())?;
-    let force = p.force.as_ref().is_some_and(truthy);
-    let aliases: Option<Vec<String>> = p.aliases.as_ref().filter(|v| !v.is_null()).map(list_or_csv);
+    let fields = p.fields.get()?.unwrap_or_default().0;
+    let records = p.records.get()?.unwrap_or_default().0;
+    let force = p.force.is_some_and(|t| t.0);
+    let aliases: Option<Vec<String>> = p.aliases.get()?.map(|CsvList(a)| a);
     for a in aliases.iter().flatten() {
         if a.contains('%') || !valid_field_name(a) || a.len() > 63 {
             return Err(verr("alias", format!("\"{a}\" is not a valid alias name")));
@@ -167,27 +248,28 @@ async fn target(
     force: bool,
     echo: &mut serde_json::Map<String, Value>,
 ) -> CkanResult<Value> {
-    Ok(match (&p.resource, given) {
-        (Some(Value::Object(r)), None) => {
+    Ok(match (p.resource.get(), given) {
+        (Ok(Some(Dict(r))), None) => {
             if r.get("url").is_some_and(|u| !text(u).is_empty()) {
                 return Err(verr("resource", "The datapusher has to be enabled."));
             }
-            let mut r = r.clone();
+            let mut r = r;
             r.insert("url".into(), json!("_datastore_only_resource"));
             r.insert("url_type".into(), json!("datastore"));
             echo.insert("resource".into(), Value::Object(r.clone()));
             ctx.call("resource_create", r.into_iter().collect()).await?
         }
-        (Some(_), None) => return Err(verr("resource", "Must be a dict")),
-        (None, Some(id)) => {
+        (Err(e), None) => return Err(e),
+        (Ok(None), Some(id)) => {
             let res = resource(ctx, &id).await?;
             ctx.check_access("datastore_create", &auth_data(&res))
                 .await?;
             check_read_only(&res, force)?;
             res
         }
-        (None, None) => return Err(verr("resource_id", "resource_id or resource required")),
-        (Some(_), Some(_)) => unreachable!("refused above"),
+        (Ok(None), None) => return Err(verr("resource_id", "resource_id or resource required")),
+        // `resource` with `resource_id` is refused by `parse`.
+        (Ok(Some(_)) | Err(_), Some(_)) => unreachable!("refused above"),
     })
 }
 
@@ -303,10 +385,9 @@ fn primary_key(
     is_new: bool,
     echo: &mut serde_json::Map<String, Value>,
 ) -> CkanResult<bool> {
-    let Some(k) = p.primary_key.as_ref().filter(|v| !v.is_null()) else {
+    let (Some(CsvList(key)), Some(k)) = (p.primary_key.get()?, p.primary_key.raw()) else {
         return Ok(false);
     };
-    let key = list_or_csv(k);
     for col in &key {
         if meta.field(col).is_none() {
             return Err(verr(
@@ -327,25 +408,9 @@ fn indexes(
     p: &DatastoreCreateParams,
     echo: &mut serde_json::Map<String, Value>,
 ) -> CkanResult<Option<Vec<Vec<String>>>> {
-    let Some(v) = p.indexes.as_ref().filter(|v| !v.is_null()) else {
+    let (Some(Indexes(items)), Some(v)) = (p.indexes.get()?, p.indexes.raw()) else {
         return Ok(None);
     };
-    let items: Vec<Vec<String>> = match v {
-        Value::Array(items) => items
-            .iter()
-            .map(|i| match i {
-                Value::Array(cols) => cols.iter().map(text).collect(),
-                other => vec![text(other)],
-            })
-            .collect(),
-        other => list_or_csv(other).into_iter().map(|c| vec![c]).collect(),
-    };
-    if items.len() > table::MAX_INDEXES {
-        return Err(verr(
-            "indexes",
-            format!("at most {} indexes", table::MAX_INDEXES),
-        ));
-    }
     for cols in &items {
         for c in cols {
             if meta.field(c).is_none() {
@@ -402,11 +467,88 @@ fn shape(
     echo.insert("resource_id".into(), json!(rid));
     echo.insert("fields".into(), Value::Array(echoed_fields));
     echo.insert("method".into(), json!("insert"));
-    if let Some(a) = &p.aliases {
+    if let Some(a) = p.aliases.raw() {
         echo.insert("aliases".into(), a.clone());
     }
     if !p.__extras.is_empty() {
         echo.insert("__extras".into(), json!(p.__extras));
     }
     Value::Object(echo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use catalog_framework::typed::ActionParams;
+
+    fn decode(v: Value) -> DatastoreCreateParams {
+        DatastoreCreateParams::decode(v.as_object().cloned().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn fields_are_a_list_of_dicts_with_ids() {
+        let p = decode(
+            json!({"fields": [{"id": "a", "type": "int", "info": {"x": 1}}, {"id": 5, "type": ""}]}),
+        );
+        assert_eq!(
+            p.fields.get().unwrap().unwrap().0,
+            vec![
+                (
+                    "a".to_string(),
+                    Some("int".to_string()),
+                    Some(json!({"x": 1}))
+                ),
+                ("5".to_string(), None, None),
+            ]
+        );
+        let e = decode(json!({"fields": "a"})).fields.get().unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Integrity);
+        assert_eq!(e.body["message"], NOT_A_LIST_OF_DICTS);
+        let e = decode(json!({"fields": [{"id": "a"}, "b"]}))
+            .fields
+            .get()
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Integrity);
+        let e = decode(json!({"fields": [{"type": "int"}]}))
+            .fields
+            .get()
+            .unwrap_err();
+        assert_eq!(
+            e.to_error_object(),
+            json!({"__type": "Validation Error", "fields": ["Missing value"]})
+        );
+        let many = vec![json!({"id": "a"}); MAX_FIELDS + 1];
+        let e = decode(json!({"fields": many})).fields.get().unwrap_err();
+        assert_eq!(e.body["fields"][0], "at most 1000 fields");
+        assert_eq!(decode(json!({"fields": null})).fields.get().unwrap(), None);
+    }
+
+    #[test]
+    fn indexes_are_lists_of_columns() {
+        let get = |v: Value| {
+            decode(json!({"indexes": v}))
+                .indexes
+                .get()
+                .map(|i| i.unwrap().0)
+        };
+        assert_eq!(get(json!("a, b")).unwrap(), vec![vec!["a"], vec!["b"]]);
+        assert_eq!(
+            get(json!(["a", ["b", "c"], 1])).unwrap(),
+            vec![vec!["a"], vec!["b", "c"], vec!["1"]]
+        );
+        assert_eq!(get(json!("")).unwrap(), Vec::<Vec<String>>::new());
+        let many = vec![json!("a"); table::MAX_INDEXES + 1];
+        assert_eq!(
+            get(json!(many)).unwrap_err().body["indexes"][0],
+            format!("at most {} indexes", table::MAX_INDEXES)
+        );
+    }
+
+    #[test]
+    fn aliases_and_resource_sent_as_null_are_absent() {
+        let p = decode(json!({"aliases": null, "resource": null}));
+        assert_eq!(p.aliases.raw(), None);
+        assert_eq!(p.aliases.get().unwrap(), None);
+        assert!(!p.resource.is_present());
+    }
 }

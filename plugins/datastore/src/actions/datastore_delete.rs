@@ -1,10 +1,14 @@
 //! `datastore_delete` and `datastore_records_delete`, one implementation: a resource's table
 //! dropped, or the rows that match `filters` deleted.
 
+use std::borrow::Cow;
+
 use catalog_framework::prelude::*;
 use catalog_framework::store::Backend;
+use catalog_framework::typed::{AnyText, Dict, Later, ParamType, Truthy};
 
-use super::common::{backend, set_active, verr, writable};
+use super::common::{backend, resource_id_of, set_active, verr, writable};
+use crate::params::Opt;
 use crate::table::{self, Meta};
 use crate::types::Cell;
 
@@ -12,16 +16,36 @@ action_params! {
     /// Deletes a resource's DataStore table, or (with `filters`) the rows that match.
     pub struct DatastoreDeleteParams {
         /// the resource's id
-        resource_id: Option<Value>,
+        resource_id: Option<AnyText>,
         /// alias of resource_id
-        id: Option<Value>,
+        id: Opt<AnyText>,
         /// delete the rows matching these {field: value} (a value may be a list); without
         /// it the whole table is deleted
-        filters: Option<Value>,
+        filters: Later<TableFilters>,
         /// write to a resource whose url_type is not datastore
-        force: Option<Value>,
+        force: Option<Truthy>,
         /// accepted and ignored
-        calculate_record_count: Option<Value>,
+        calculate_record_count: Option<Truthy>,
+    }
+}
+
+/// `datastore_delete`'s `filters`: a dict, or null for the whole table (anything else is
+/// `filters must be either a dict or null.`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TableFilters(pub Map<String, Value>);
+
+impl ParamType for TableFilters {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        match v {
+            Value::Object(m) => Ok(TableFilters(m.clone())),
+            _ => Err("filters must be either a dict or null.".into()),
+        }
+    }
+    fn schema() -> Value {
+        json!({"type": "object"})
+    }
+    fn to_value(&self) -> Value {
+        Value::Object(self.0.clone())
     }
 }
 
@@ -29,29 +53,19 @@ pub(crate) async fn datastore_delete(
     ctx: &mut ActionContext,
     p: DatastoreDeleteParams,
 ) -> CkanResult<Value> {
-    delete(ctx, p, false).await
+    let filters = p.filters.get()?.map(|TableFilters(f)| f);
+    let rid = resource_id_of(&p.id, &p.resource_id);
+    delete(ctx, rid, p.force.is_some_and(|t| t.0), filters).await
 }
 
+/// Drops the table of the resource `rid` (`filters` `None`) or deletes the rows that match.
 async fn delete(
     ctx: &mut ActionContext,
-    p: DatastoreDeleteParams,
-    records_only: bool,
+    rid: Option<String>,
+    force: bool,
+    filters: Option<Map<String, Value>>,
 ) -> CkanResult<Value> {
-    let filters = match &p.filters {
-        None | Some(Value::Null) if records_only => return Err(verr("filters", "Missing value")),
-        None | Some(Value::Null) => None,
-        Some(Value::Object(m)) => Some(m.clone()),
-        Some(_) if records_only => return Err(verr("filters", "Must be a dict")),
-        Some(_) => return Err(verr("filters", "filters must be either a dict or null.")),
-    };
-    let (res, meta) = writable(
-        ctx,
-        &p.id,
-        &p.resource_id,
-        "datastore_delete",
-        p.force.as_ref(),
-    )
-    .await?;
+    let (res, meta) = writable(ctx, rid, "datastore_delete", force).await?;
     let b = backend(ctx);
     let mut out = serde_json::Map::new();
     out.insert("resource_id".into(), res["id"].clone());
@@ -89,13 +103,13 @@ action_params! {
     /// Deletes the rows matching `filters` (`{}`: every row) and keeps the table.
     pub struct DatastoreRecordsDeleteParams {
         /// the resource's id
-        resource_id: Option<Value>,
+        resource_id: Option<AnyText>,
         /// alias of resource_id
-        id: Option<Value>,
+        id: Opt<AnyText>,
         /// {field: value}; a value may be a list
-        filters: Option<Value>,
+        filters: Dict,
         /// write to a resource whose url_type is not datastore
-        force: Option<Value>,
+        force: Option<Truthy>,
     }
 }
 
@@ -103,15 +117,8 @@ pub(crate) async fn datastore_records_delete(
     ctx: &mut ActionContext,
     p: DatastoreRecordsDeleteParams,
 ) -> CkanResult<Value> {
-    let inner = DatastoreDeleteParams {
-        resource_id: p.resource_id,
-        id: p.id,
-        filters: p.filters,
-        force: p.force,
-        calculate_record_count: None,
-        __extras: p.__extras,
-    };
-    delete(ctx, inner, true).await
+    let rid = resource_id_of(&p.id, &p.resource_id);
+    delete(ctx, rid, p.force.is_some_and(|t| t.0), Some(p.filters.0)).await
 }
 
 /// The WHERE clauses of `filters` (CKAN 2.12's, see filters.rs), the values pushed to
@@ -123,4 +130,29 @@ fn filter_clauses(
     binds: &mut Vec<Cell>,
 ) -> CkanResult<Vec<String>> {
     crate::filters::where_clauses(&Value::Object(filters.clone()), meta, b, binds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use catalog_framework::typed::ActionParams;
+
+    #[test]
+    fn filters_are_a_dict_or_null() {
+        assert_eq!(TableFilters::decode(&json!({"a": 1})).unwrap().0["a"], 1);
+        assert_eq!(
+            TableFilters::decode(&json!([])).unwrap_err(),
+            "filters must be either a dict or null."
+        );
+        let p =
+            DatastoreDeleteParams::decode(json!({"filters": null}).as_object().cloned().unwrap())
+                .unwrap();
+        assert_eq!(p.filters.get().unwrap(), None);
+        // `datastore_records_delete` needs them.
+        let e = DatastoreRecordsDeleteParams::decode(Map::new()).unwrap_err();
+        assert_eq!(
+            e.to_error_object(),
+            json!({"__type": "Validation Error", "filters": ["Missing value"]})
+        );
+    }
 }

@@ -3,16 +3,19 @@
 use catalog_framework::prelude::*;
 use sqlx::Row;
 
-use super::common::{backend, readable};
+use catalog_framework::typed::AnyText;
+
+use super::common::{backend, readable, resource_id_of};
+use crate::params::Opt;
 use crate::table;
 
 action_params! {
     /// Returns a resource's DataStore table: its row count and its fields.
     pub struct DatastoreInfoParams {
         /// the resource's id
-        resource_id: Option<Value>,
+        resource_id: Option<AnyText>,
         /// alias of resource_id
-        id: Option<Value>,
+        id: Opt<AnyText>,
     }
 }
 
@@ -20,7 +23,8 @@ pub(crate) async fn datastore_info(
     ctx: &mut ActionContext,
     p: DatastoreInfoParams,
 ) -> CkanResult<Value> {
-    let (res, meta) = readable(ctx, &p.id, &p.resource_id, "datastore_info", |id| {
+    let rid = resource_id_of(&p.id, &p.resource_id);
+    let (res, meta) = readable(ctx, rid, "datastore_info", |id| {
         format!("Resource/Alias \"{id}\" was not found.")
     })
     .await?;

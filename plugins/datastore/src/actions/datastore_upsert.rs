@@ -1,13 +1,17 @@
 //! `datastore_upsert`: rows inserted, updated, or updated else inserted, matched on the
 //! table's unique key or on `_id`; with `dry_run`, checked and run, then undone.
 
+use std::borrow::Cow;
+
 use catalog_framework::prelude::*;
 use catalog_framework::store::Backend;
+use catalog_framework::typed::{any_text, AnyText, Later, ParamType, Truthy};
 
 use super::common::{
-    backend, cells, check_records, insert_records, records_list, row_error, text, truthy, verr,
-    writable,
+    backend, cells, check_records, insert_records, resource_id_of, row_error, text, verr, writable,
+    Records,
 };
+use crate::params::Opt;
 use crate::table::{self, Field, Meta};
 use crate::types::{to_cell, Cell};
 
@@ -19,19 +23,44 @@ action_params! {
     /// `_id` when a record gives it. `dry_run`: check and run, then change nothing.
     pub struct DatastoreUpsertParams {
         /// the resource's id
-        resource_id: Option<Value>,
+        resource_id: Option<AnyText>,
         /// alias of resource_id
-        id: Option<Value>,
+        id: Opt<AnyText>,
         /// the rows
-        records: Option<Value>,
+        records: Later<Records>,
         /// upsert (default), insert or update
-        method: Option<Value>,
+        method: Opt<Method>,
         /// write to a resource whose url_type is not datastore
-        force: Option<Value>,
+        force: Option<Truthy>,
         /// run, then roll back
-        dry_run: Option<Value>,
+        dry_run: Option<Truthy>,
         /// accepted and ignored (the count is always exact)
-        calculate_record_count: Option<Value>,
+        calculate_record_count: Option<Truthy>,
+    }
+}
+
+/// The methods of an upsert.
+const METHODS: [&str; 3] = ["upsert", "insert", "update"];
+
+/// `method`: one of [`METHODS`] (a value as its text, so `null` is `""`, refused with the
+/// others).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Method(pub String);
+
+impl ParamType for Method {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        let s = any_text(v);
+        if METHODS.contains(&s.as_str()) {
+            Ok(Method(s))
+        } else {
+            Err("Value must be one of ['upsert', 'insert', 'update']".into())
+        }
+    }
+    fn schema() -> Value {
+        json!({"type": "string", "enum": METHODS})
+    }
+    fn to_value(&self) -> Value {
+        json!(self.0)
     }
 }
 
@@ -39,28 +68,17 @@ pub(crate) async fn datastore_upsert(
     ctx: &mut ActionContext,
     p: DatastoreUpsertParams,
 ) -> CkanResult<Value> {
-    let method = p
-        .method
-        .as_ref()
-        .map(text)
-        .unwrap_or_else(|| "upsert".into());
-    if !["upsert", "insert", "update"].contains(&method.as_str()) {
-        return Err(verr(
-            "method",
-            "Value must be one of ['upsert', 'insert', 'update']",
-        ));
-    }
+    let method = p.method.0.as_ref().map_or("upsert", |Method(m)| m.as_str());
     let (res, meta) = writable(
         ctx,
-        &p.id,
-        &p.resource_id,
+        resource_id_of(&p.id, &p.resource_id),
         "datastore_upsert",
-        p.force.as_ref(),
+        p.force.is_some_and(|t| t.0),
     )
     .await?;
-    let records = records_list(p.records.as_ref())?;
+    let records = p.records.get()?.map(|Records(r)| r).unwrap_or_default();
     let b = backend(ctx);
-    let dry_run = p.dry_run.as_ref().is_some_and(truthy);
+    let dry_run = p.dry_run.is_some_and(|t| t.0);
     if dry_run {
         // Everything runs and is checked, then undone: the call's transaction goes on.
         sqlx::query("SAVEPOINT datastore_dry_run")
@@ -72,13 +90,13 @@ pub(crate) async fn datastore_upsert(
         insert_records(ctx, &meta, &records).await?;
     } else {
         for (i, r) in records.iter().enumerate() {
-            upsert_row(ctx, b, &meta, &method, i, r).await?;
+            upsert_row(ctx, b, &meta, method, i, r).await?;
         }
     }
     let mut out = serde_json::Map::new();
     out.insert("resource_id".into(), res["id"].clone());
-    if let Some(m) = &p.method {
-        out.insert("method".into(), m.clone());
+    if let Some(m) = &p.method.0 {
+        out.insert("method".into(), m.to_value());
     }
     if dry_run {
         for sql in [
@@ -181,4 +199,29 @@ async fn upsert_row(
             .map_err(|e| row_error(&e, i))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use catalog_framework::typed::ActionParams;
+
+    #[test]
+    fn the_method_is_one_of_three_and_null_is_the_default() {
+        assert_eq!(
+            Method::decode(&json!("update")).unwrap(),
+            Method("update".into())
+        );
+        let decode = |v: Value| DatastoreUpsertParams::decode(v.as_object().cloned().unwrap());
+        assert_eq!(decode(json!({})).unwrap().method, Opt(None));
+        assert_eq!(decode(json!({"method": null})).unwrap().method, Opt(None));
+        for bad in [json!(""), json!("UPSERT"), json!(1)] {
+            let e = decode(json!({"method": bad})).unwrap_err();
+            assert_eq!(
+                e.to_error_object(),
+                json!({"__type": "Validation Error",
+                       "method": ["Value must be one of ['upsert', 'insert', 'update']"]})
+            );
+        }
+    }
 }

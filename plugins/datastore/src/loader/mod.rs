@@ -25,6 +25,9 @@ use catalog_framework::events::{Change, DomainEvent, Entity, EventSubscriber};
 use catalog_framework::jobs::JobOptions;
 use catalog_framework::prelude::*;
 use catalog_framework::store::time::now_iso;
+use catalog_framework::typed::{ParamType, Truthy};
+
+use crate::params::Opt;
 
 pub(crate) use state::forget;
 use state::load_row;
@@ -189,20 +192,38 @@ action_params! {
     /// a load and answers `true`, or `false` when a load of it is queued already.
     pub struct XloaderSubmitParams {
         /// the resource's id
-        resource_id: Option<Value>,
+        resource_id: Opt<IdString>,
         /// alias of resource_id
-        id: Option<Value>,
+        id: Opt<IdString>,
         /// load even when the file has not changed since the last load
-        ignore_hash: Option<Value>,
+        ignore_hash: Option<Truthy>,
         /// accepted; the resource's url_type is left as it is
-        set_url_type: Option<Value>,
+        set_url_type: Option<Truthy>,
     }
 }
 
-fn resource_id_param(id: &Option<Value>, resource_id: &Option<Value>) -> CkanResult<String> {
-    id.as_ref()
-        .or(resource_id.as_ref())
-        .and_then(|v| v.as_str().map(str::to_string))
+/// A resource id as the loader's actions read it: a string; any other value (a number, a
+/// list) is no id, so that `id` sent so hides `resource_id` and is missing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct IdString(pub Option<String>);
+
+impl ParamType for IdString {
+    fn decode(v: &Value) -> Result<Self, std::borrow::Cow<'static, str>> {
+        Ok(IdString(v.as_str().map(str::to_string)))
+    }
+    fn schema() -> Value {
+        json!({"type": "string"})
+    }
+    fn to_value(&self) -> Value {
+        json!(self.0)
+    }
+}
+
+/// `id`, else `resource_id`: a string that is not blank, else `Missing value`.
+fn resource_id_param(id: &Opt<IdString>, resource_id: &Opt<IdString>) -> CkanResult<String> {
+    id.0.as_ref()
+        .or(resource_id.0.as_ref())
+        .and_then(|IdString(s)| s.clone())
         .filter(|s| !s.trim().is_empty())
         .ok_or_else(|| validation().field("resource_id", "Missing value").build())
 }
@@ -242,10 +263,7 @@ pub(crate) async fn xloader_submit(
             return Ok(json!(false));
         }
     }
-    let ignore_hash = p
-        .ignore_hash
-        .as_ref()
-        .is_some_and(|v| catalog_framework::params::truthy(Some(v)));
+    let ignore_hash = p.ignore_hash.is_some_and(|t| t.0);
     submit(ctx, &rid, ignore_hash).await?;
     Ok(json!(true))
 }
@@ -256,9 +274,9 @@ action_params! {
     /// log and counts) and `error`.
     pub struct XloaderStatusParams {
         /// the resource's id
-        resource_id: Option<Value>,
+        resource_id: Opt<IdString>,
         /// alias of resource_id
-        id: Option<Value>,
+        id: Opt<IdString>,
     }
 }
 
@@ -290,4 +308,32 @@ pub(crate) async fn xloader_status(
         },
         "error": error,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use catalog_framework::typed::ActionParams;
+
+    #[test]
+    fn only_a_string_is_an_id_and_id_hides_resource_id() {
+        let id = |v: Value| {
+            let p = XloaderStatusParams::decode(v.as_object().cloned().unwrap()).unwrap();
+            resource_id_param(&p.id, &p.resource_id).map_err(|e| e.to_error_object())
+        };
+        let missing = Err(json!({"__type": "Validation Error", "resource_id": ["Missing value"]}));
+        assert_eq!(id(json!({"resource_id": "r"})), Ok("r".to_string()));
+        assert_eq!(
+            id(json!({"id": "i", "resource_id": "r"})),
+            Ok("i".to_string())
+        );
+        assert_eq!(
+            id(json!({"id": null, "resource_id": "r"})),
+            Ok("r".to_string())
+        );
+        assert_eq!(id(json!({"id": 5, "resource_id": "r"})), missing);
+        assert_eq!(id(json!({"resource_id": 5})), missing);
+        assert_eq!(id(json!({"resource_id": " "})), missing);
+        assert_eq!(id(json!({})), missing);
+    }
 }

@@ -32,8 +32,11 @@ mod settings;
 mod sqlite;
 mod tables;
 
+use std::borrow::Cow;
+
 use catalog_framework::prelude::*;
 use catalog_framework::store::Backend;
+use catalog_framework::typed::Field;
 
 use answer::{query_error, Answer};
 pub(crate) use settings::{enabled, SqlSearch};
@@ -51,8 +54,41 @@ action_params! {
     /// allowed functions; at most catalog.datastore.search.rows_max rows (then
     /// `records_truncated` is true), stopped after catalog.datastore.sqlsearch.timeout_ms.
     pub struct DatastoreSearchSqlParams {
-        /// a single SQL SELECT statement
-        sql: Option<Value>,
+        /// a single SQL SELECT statement (at most 64 KiB)
+        sql: SqlText,
+    }
+}
+
+/// `sql`: required text (absent, null or blank is `Missing value`; a number or any other
+/// value is `Must be a string`) of at most [`MAX_SQL_BYTES`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SqlText(pub String);
+
+impl Field for SqlText {
+    fn from_field(v: Option<&Value>) -> Result<Self, Cow<'static, str>> {
+        match v {
+            Some(Value::String(s)) if !s.trim().is_empty() => {
+                if s.len() > MAX_SQL_BYTES {
+                    Err(format!("Must be at most {MAX_SQL_BYTES} bytes").into())
+                } else {
+                    Ok(SqlText(s.clone()))
+                }
+            }
+            Some(Value::String(_)) | None | Some(Value::Null) => Err("Missing value".into()),
+            Some(_) => Err("Must be a string".into()),
+        }
+    }
+    fn is_blank(v: &Value) -> bool {
+        catalog_framework::typed::blank_trimmed(v)
+    }
+    fn required() -> bool {
+        true
+    }
+    fn schema() -> Value {
+        json!({"type": "string"})
+    }
+    fn to_value(&self) -> Option<Value> {
+        Some(json!(self.0))
     }
 }
 
@@ -66,16 +102,7 @@ pub(crate) async fn datastore_search_sql(
     ctx: &mut ActionContext,
     p: DatastoreSearchSqlParams,
 ) -> CkanResult<Value> {
-    let sql = match &p.sql {
-        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-        Some(Value::String(_)) | None | Some(Value::Null) => return Err(missing("sql")),
-        Some(_) => return Err(validation().field("sql", "Must be a string").build()),
-    };
-    if sql.len() > MAX_SQL_BYTES {
-        return Err(validation()
-            .field("sql", format!("Must be at most {MAX_SQL_BYTES} bytes"))
-            .build());
-    }
+    let SqlText(sql) = p.sql;
     let app = ctx.app.clone();
     let Some(search) = app.extension::<SqlSearch>().filter(|s| s.enabled) else {
         return Err(query_error("The SQL search is not enabled"));
@@ -128,6 +155,29 @@ pub(crate) async fn datastore_search_sql(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sql_is_required_text_of_a_bounded_length() {
+        use catalog_framework::typed::ActionParams;
+        let decode = |v: Value| {
+            DatastoreSearchSqlParams::decode(v.as_object().cloned().unwrap())
+                .map(|p| p.sql.0)
+                .map_err(|e| e.to_error_object()["sql"][0].clone())
+        };
+        assert_eq!(decode(json!({"sql": "select 1"})), Ok("select 1".into()));
+        for missing in [json!({}), json!({"sql": null}), json!({"sql": " "})] {
+            assert_eq!(decode(missing), Err(json!("Missing value")));
+        }
+        assert_eq!(decode(json!({"sql": 1})), Err(json!("Must be a string")));
+        assert_eq!(
+            decode(json!({"sql": "x".repeat(MAX_SQL_BYTES + 1)})),
+            Err(json!("Must be at most 65536 bytes"))
+        );
+        assert_eq!(
+            DatastoreSearchSqlParams::schema()["required"],
+            json!(["sql"])
+        );
+    }
 
     #[test]
     fn the_wrapper_survives_a_trailing_comment() {

@@ -2,8 +2,11 @@
 //! dataset 1–5, one rating per user per dataset (a second one replaces the first). The
 //! dataset's REST form carries `ratings_average` and `ratings_count`.
 
+use std::borrow::Cow;
+
 use catalog_framework::prelude::*;
 use catalog_framework::store::time::now_iso;
+use catalog_framework::typed::{Later, ParamType};
 
 use super::shared::{fail, params, Answer};
 use crate::common::{not_found_error, LegacyRequest};
@@ -40,6 +43,59 @@ fn rating_value(v: &Value) -> Option<i64> {
     }
 }
 
+const NO_PACKAGE: &str = "You must supply a package id or name (parameter \"package\").";
+const NO_RATING: &str = "You must supply a rating (parameter \"rating\").";
+
+/// `package`: the dataset's name or id, a non-empty string; anything else (a number too) is
+/// CKAN's message, unkeyed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PackageRef(pub(crate) String);
+
+impl ParamType for PackageRef {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        match v {
+            Value::String(s) if !s.is_empty() => Ok(PackageRef(s.clone())),
+            _ => Err(NO_PACKAGE.into()),
+        }
+    }
+    fn schema() -> Value {
+        json!({"type": "string", "minLength": 1})
+    }
+    fn to_value(&self) -> Value {
+        json!(self.0)
+    }
+    fn refusal(_key: &str, message: Cow<'static, str>) -> CkanError {
+        validation_message(message.into_owned())
+    }
+}
+
+/// `rating`: an integer from 1 to 5 (a JSON integer or integer text; `""` is not given),
+/// refused with CKAN's messages, unkeyed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rating(pub(crate) i64);
+
+impl ParamType for Rating {
+    fn decode(v: &Value) -> Result<Self, Cow<'static, str>> {
+        let rating = rating_value(v).ok_or("Rating must be an integer value.")?;
+        if !(MIN_RATING..=MAX_RATING).contains(&rating) {
+            return Err(format!("Rating must be between {MIN_RATING} and {MAX_RATING}.").into());
+        }
+        Ok(Rating(rating))
+    }
+    fn is_blank(v: &Value) -> bool {
+        catalog_framework::typed::blank_text(v)
+    }
+    fn schema() -> Value {
+        json!({"type": ["integer", "string"], "minimum": MIN_RATING, "maximum": MAX_RATING})
+    }
+    fn to_value(&self) -> Value {
+        json!(self.0)
+    }
+    fn refusal(_key: &str, message: Cow<'static, str>) -> CkanError {
+        validation_message(message.into_owned())
+    }
+}
+
 action_params! {
     /// Rate a dataset (CKAN ≤2.8). You must be logged in; a second rating by the same user
     /// replaces the first.
@@ -49,42 +105,20 @@ action_params! {
     /// :returns: `{"rating average": …, "rating count": …}` for the dataset
     pub struct RatingCreateParams {
         /// the name or id of the dataset to rate (required; checked after the access check)
-        package: Option<Value>,
+        package: Later<PackageRef>,
         /// an integer between 1 and 5 (required)
-        rating: Option<Value>,
+        rating: Later<Rating>,
     }
 }
 
 async fn rating_create(ctx: &mut ActionContext, p: RatingCreateParams) -> CkanResult<Value> {
     ctx.check_access("rating_create", &p.to_params()).await?;
-    let package_ref = match p.package {
-        Some(Value::String(s)) if !s.is_empty() => s,
-        _ => {
-            return Err(validation_message(
-                "You must supply a package id or name (parameter \"package\").",
-            ))
-        }
+    let Some(PackageRef(package_ref)) = p.package.get()? else {
+        return Err(validation_message(NO_PACKAGE));
     };
-    let rating = match &p.rating {
-        None | Some(Value::Null) => {
-            return Err(validation_message(
-                "You must supply a rating (parameter \"rating\").",
-            ))
-        }
-        Some(Value::String(s)) if s.is_empty() => {
-            return Err(validation_message(
-                "You must supply a rating (parameter \"rating\").",
-            ))
-        }
-        Some(v) => {
-            rating_value(v).ok_or_else(|| validation_message("Rating must be an integer value."))?
-        }
+    let Some(Rating(rating)) = p.rating.get()? else {
+        return Err(validation_message(NO_RATING));
     };
-    if !(MIN_RATING..=MAX_RATING).contains(&rating) {
-        return Err(validation_message(format!(
-            "Rating must be between {MIN_RATING} and {MAX_RATING}."
-        )));
-    }
     let Some(pkg) = ctx.package_row(&package_ref).await? else {
         return Err(validation_message(format!("Not found: '{package_ref}'")));
     };
@@ -186,4 +220,59 @@ pub(crate) async fn show(lr: &LegacyRequest, id: &str) -> Answer {
         "ratings_average": average,
         "ratings_count": count,
     })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message<T: ParamType + std::fmt::Debug>(key: &'static str, v: Value) -> Value {
+        Later::<T>::new(key, Some(v))
+            .get()
+            .unwrap_err()
+            .to_error_object()
+    }
+
+    #[test]
+    fn package_and_rating_are_refused_with_ckans_messages() {
+        let refused = |m: &str| json!({"__type": "Validation Error", "message": m});
+        assert_eq!(
+            message::<PackageRef>("package", json!("")),
+            refused(NO_PACKAGE)
+        );
+        assert_eq!(
+            message::<PackageRef>("package", json!(5)),
+            refused(NO_PACKAGE)
+        );
+        assert_eq!(
+            Later::<PackageRef>::new("package", Some(json!("ds")))
+                .get()
+                .unwrap(),
+            Some(PackageRef("ds".into()))
+        );
+        assert_eq!(
+            Later::<Rating>::new("rating", Some(json!("")))
+                .get()
+                .unwrap(),
+            None
+        );
+        assert_eq!(
+            Later::<Rating>::new("rating", Some(json!(" 4 ")))
+                .get()
+                .unwrap(),
+            Some(Rating(4))
+        );
+        assert_eq!(
+            message::<Rating>("rating", json!(4.5)),
+            refused("Rating must be an integer value.")
+        );
+        assert_eq!(
+            message::<Rating>("rating", json!([4])),
+            refused("Rating must be an integer value.")
+        );
+        assert_eq!(
+            message::<Rating>("rating", json!(6)),
+            refused("Rating must be between 1 and 5.")
+        );
+    }
 }

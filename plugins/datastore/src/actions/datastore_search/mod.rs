@@ -11,7 +11,7 @@ mod shape;
 
 use catalog_framework::prelude::*;
 
-use super::common::{backend, readable, verr};
+use super::common::{backend, readable, resource_id_of, verr};
 
 pub(crate) use params::DatastoreSearchParams;
 pub(crate) use parse::rows_max;
@@ -31,7 +31,8 @@ pub(crate) async fn search(
     p: DatastoreSearchParams,
     after: Option<i64>,
 ) -> CkanResult<Value> {
-    let (res, meta) = readable(ctx, &p.id, &p.resource_id, "datastore_search", |id| {
+    let rid = resource_id_of(&p.id, &p.resource_id);
+    let (res, meta) = readable(ctx, rid, "datastore_search", |id| {
         format!("Resource \"{id}\" was not found.")
     })
     .await?;

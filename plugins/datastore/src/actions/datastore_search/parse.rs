@@ -2,9 +2,10 @@
 //! order, into what the later steps read.
 
 use catalog_framework::prelude::*;
+use catalog_framework::typed::CsvList;
 
-use super::params::DatastoreSearchParams;
-use crate::actions::common::{list_or_csv, text, truthy, verr};
+use super::params::{DatastoreSearchParams, Limit, Offset, RecordsFormat};
+use crate::actions::common::verr;
 use crate::table::{Field, Meta};
 
 /// Rows a search returns unless `limit` says otherwise, and at most
@@ -46,36 +47,23 @@ pub(super) fn parse<'m>(
     p: &DatastoreSearchParams,
     meta: &'m Meta,
 ) -> CkanResult<Request<'m>> {
-    let limit = int_param(p.limit.as_ref(), "limit")?.unwrap_or(ROWS_DEFAULT);
-    if limit < 0 {
-        return Err(verr("limit", "Must be a natural number"));
-    }
+    let limit = p.limit.get()?.map_or(ROWS_DEFAULT, |Limit(n)| n);
     let limit = limit.min(rows_max(ctx));
-    let offset = int_param(p.offset.as_ref(), "offset")?;
-    if let Some(o) = offset.filter(|o| *o < 0) {
-        return Err(verr("offset", format!("invalid value \"{o}\"")));
-    }
+    let offset = p.offset.get()?.map(|Offset(o)| o);
     let records_format = p
         .records_format
-        .as_ref()
-        .map(text)
-        .unwrap_or_else(|| "objects".into());
-    if !["objects", "lists", "csv", "tsv"].contains(&records_format.as_str()) {
-        return Err(verr(
-            "records_format",
-            "Value must be one of ['objects', 'lists', 'csv', 'tsv']",
-        ));
-    }
-    let include_total = p.include_total.as_ref().is_none_or(truthy);
-    let distinct = p.distinct.as_ref().is_some_and(truthy);
+        .get()?
+        .map_or_else(|| "objects".into(), |RecordsFormat(f)| f);
+    let include_total = p.include_total.0.is_none_or(|t| t.0);
+    let distinct = p.distinct.get()?.is_some_and(|t| t.0);
     // The output fields.
     let all: Vec<(String, Option<&Field>)> = std::iter::once(("_id".to_string(), None))
         .chain(meta.fields.iter().map(|f| (f.id.clone(), Some(f))))
         .collect();
-    let chosen: Vec<(String, Option<&Field>)> = match p.fields.as_ref().filter(|v| !v.is_null()) {
-        Some(v) => {
+    let chosen: Vec<(String, Option<&Field>)> = match p.fields.get()? {
+        Some(CsvList(names)) => {
             let mut out = Vec::new();
-            for name in list_or_csv(v) {
+            for name in names {
                 let name = name.trim_matches('"').to_string();
                 match all.iter().find(|(n, _)| *n == name) {
                     Some(hit) => out.push(hit.clone()),
@@ -94,19 +82,4 @@ pub(super) fn parse<'m>(
         distinct,
         chosen,
     })
-}
-
-fn int_param(v: Option<&Value>, key: &str) -> CkanResult<Option<i64>> {
-    match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => n
-            .as_i64()
-            .map(Some)
-            .ok_or_else(|| verr(key, "Invalid integer")),
-        Some(v) => text(v)
-            .trim()
-            .parse::<i64>()
-            .map(Some)
-            .map_err(|_| verr(key, "Invalid integer")),
-    }
 }

@@ -3,10 +3,11 @@
 
 use catalog_framework::prelude::*;
 use catalog_framework::store::Backend;
+use catalog_framework::typed::{CsvList, ParamType};
 
-use super::params::DatastoreSearchParams;
+use super::params::{DatastoreSearchParams, FilterSpec, TextQuery};
 use super::parse::Request;
-use crate::actions::common::{list_or_csv, text, verr};
+use crate::actions::common::verr;
 use crate::table::{self, Meta};
 use crate::types::{quote, Cell};
 
@@ -34,13 +35,13 @@ pub(super) fn plan(
 ) -> CkanResult<Plan> {
     // WHERE: filters, then the full-text query.
     let mut binds = Vec::new();
-    let filters = json_param(p.filters.as_ref(), "filters")?;
+    let filters = p.filters.get()?.map(|FilterSpec(f)| f);
     let mut wheres = match &filters {
         None => Vec::new(),
         Some(f) => crate::filters::where_clauses(f, meta, b, &mut binds)?,
     };
-    let q = json_param(p.q.as_ref(), "q")?;
-    for (field, t) in &text_queries(p, meta, &q)? {
+    let q = p.q.get()?;
+    for (field, t) in &text_queries(p, meta, q.as_ref())? {
         wheres.push(text_condition(meta, b, field.as_deref(), t, &mut binds));
     }
     if let Some(after) = after {
@@ -56,26 +57,11 @@ pub(super) fn plan(
     let (sql, count_sql) = select(meta, b, req, &where_sql, &order);
     Ok(Plan {
         filters,
-        q,
+        q: q.as_ref().map(TextQuery::to_value),
         sql,
         count_sql,
         binds,
     })
-}
-
-/// A JSON param given as text (a query string's `filters={"a":1}`).
-fn json_param(v: Option<&Value>, key: &str) -> CkanResult<Option<Value>> {
-    match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if key == "filters" => serde_json::from_str(s)
-            .map(Some)
-            .map_err(|_| verr(key, "Cannot parse JSON")),
-        Some(Value::String(s)) => Ok(Some(match serde_json::from_str::<Value>(s) {
-            Ok(Value::Object(m)) => Value::Object(m),
-            _ => Value::String(s.clone()),
-        })),
-        Some(other) => Ok(Some(other.clone())),
-    }
 }
 
 /// The full-text queries: `q` (a text over every field, or {field: text}), then `full_text`;
@@ -83,12 +69,12 @@ fn json_param(v: Option<&Value>, key: &str) -> CkanResult<Option<Value>> {
 fn text_queries(
     p: &DatastoreSearchParams,
     meta: &Meta,
-    q: &Option<Value>,
+    q: Option<&TextQuery>,
 ) -> CkanResult<Vec<(Option<String>, String)>> {
     let mut texts: Vec<(Option<String>, String)> = Vec::new();
     match q {
-        Some(Value::String(s)) if !s.trim().is_empty() => texts.push((None, s.clone())),
-        Some(Value::Object(m)) => {
+        Some(TextQuery::Text(s)) if !s.trim().is_empty() => texts.push((None, s.clone())),
+        Some(TextQuery::Fields(m)) => {
             for (k, v) in m {
                 let Some(f) = meta.field(k) else {
                     return Err(verr("q", format!("invalid value \"{k}\"")));
@@ -101,13 +87,8 @@ fn text_queries(
         }
         _ => {}
     }
-    if let Some(ft) = p
-        .full_text
-        .as_ref()
-        .map(text)
-        .filter(|s| !s.trim().is_empty())
-    {
-        texts.push((None, ft));
+    if let Some(ft) = p.full_text.as_ref().filter(|t| !t.0.trim().is_empty()) {
+        texts.push((None, ft.0.clone()));
     }
     Ok(texts)
 }
@@ -157,8 +138,8 @@ fn fts5_query(q: &str) -> String {
 /// The ORDER BY clauses: `sort`'s, else `_id` (none for a `distinct` search).
 fn order(p: &DatastoreSearchParams, meta: &Meta, distinct: bool) -> CkanResult<Vec<String>> {
     let mut order = Vec::new();
-    if let Some(v) = p.sort.as_ref().filter(|v| !v.is_null()) {
-        for clause in list_or_csv(v) {
+    if let Some(CsvList(clauses)) = p.sort.get()? {
+        for clause in clauses {
             match sort_clause(meta, &clause) {
                 Some(c) => order.push(c),
                 None => return Err(verr("sort", format!("invalid value \"{clause}\""))),

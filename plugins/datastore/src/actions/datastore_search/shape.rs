@@ -41,18 +41,21 @@ pub(super) fn shape(
         out.insert("offset".into(), json!(o));
     }
     for (k, v) in [
-        ("filters", &plan.filters),
-        ("q", &plan.q),
-        ("sort", &p.sort),
-        ("distinct", &p.distinct),
+        ("filters", plan.filters.as_ref()),
+        ("q", plan.q.as_ref()),
+        ("sort", p.sort.raw()),
+        ("distinct", p.distinct.raw()),
     ] {
-        if let Some(v) = v.as_ref().filter(|v| !v.is_null()) {
+        if let Some(v) = v.filter(|v| !v.is_null()) {
             out.insert(k.into(), v.clone());
         }
     }
     out.insert(
         "total_estimation_threshold".into(),
-        p.total_estimation_threshold.clone().unwrap_or(Value::Null),
+        p.total_estimation_threshold
+            .raw()
+            .cloned()
+            .unwrap_or(Value::Null),
     );
     out.insert("_links".into(), links(res, p, limit, offset.unwrap_or(0)));
     if let Some(total) = found.total {
@@ -106,14 +109,14 @@ pub(crate) fn csv_field(v: &Value, sep: char) -> String {
 fn links(res: &Value, p: &DatastoreSearchParams, limit: i64, offset: i64) -> Value {
     let mut pairs: Vec<(String, String)> = vec![("resource_id".into(), text(&res["id"]))];
     for (k, v) in [
-        ("filters", &p.filters),
-        ("q", &p.q),
-        ("fields", &p.fields),
-        ("sort", &p.sort),
-        ("distinct", &p.distinct),
-        ("records_format", &p.records_format),
+        ("filters", p.filters.raw()),
+        ("q", p.q.raw()),
+        ("fields", p.fields.raw()),
+        ("sort", p.sort.raw()),
+        ("distinct", p.distinct.raw()),
+        ("records_format", p.records_format.raw()),
     ] {
-        if let Some(v) = v.as_ref().filter(|v| !v.is_null()) {
+        if let Some(v) = v.filter(|v| !v.is_null()) {
             let s = match v {
                 Value::String(s) => s.clone(),
                 Value::Array(items) => items.iter().map(text).collect::<Vec<_>>().join(","),
@@ -122,7 +125,7 @@ fn links(res: &Value, p: &DatastoreSearchParams, limit: i64, offset: i64) -> Val
             pairs.push((k.into(), s));
         }
     }
-    if p.limit.is_some() {
+    if p.limit.is_present() {
         pairs.push(("limit".into(), limit.to_string()));
     }
     let url = |extra: Option<i64>| {

@@ -44,7 +44,9 @@ if [ $# -eq 0 ]; then
 fi
 
 echo "test.sh: CKAN acceptance (ckanapi against catalog serve)"
-# The server and the conformance suite's binary (built with the workspace's features, as the
-# tests built them: no rebuild).
-cargo build --workspace --bins
+# The server and the conformance suite's binary, as the tests built them (cargo builds a
+# package's binaries for its integration tests): `cargo test --no-run` finds them up to date.
+# (`cargo build --bins` would rebuild every crate: a build without the dev-dependencies'
+# features is another build.)
+cargo test --workspace --no-run
 CATALOG_BIN="$CARGO_TARGET_DIR/debug/catalog" acceptance/run.sh

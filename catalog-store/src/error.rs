@@ -230,6 +230,25 @@ impl ValidationBuilder {
         self.errors.insert(field.to_string(), value);
     }
 
+    /// Adds another error's fields (`{key: [messages]}`, as a parameter's refusal gives them)
+    /// to the errors being collected, as if each message had been pushed; a field that is
+    /// not a list of messages is set as it is.
+    pub fn merge(&mut self, e: CkanError) {
+        for (key, v) in e.body {
+            match v {
+                Value::Array(messages) => {
+                    for m in messages {
+                        match m {
+                            Value::String(s) => self.push(&key, s),
+                            other => self.push(&key, other.to_string()),
+                        }
+                    }
+                }
+                other => self.set(&key, other),
+            }
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.errors.is_empty()
     }

@@ -157,22 +157,10 @@ impl ParamType for HiddenFlag {
 /// A [`Later`] field read where the list parameters are checked together: its value, or
 /// `None` with its error's messages added to `errs`.
 pub(crate) fn read<T: ParamType>(field: &Later<T>, errs: &mut ValidationBuilder) -> Option<T> {
-    match field.get() {
-        Ok(v) => v,
-        Err(e) => {
-            for (key, messages) in e.body {
-                match messages {
-                    Value::Array(ms) => {
-                        for m in ms {
-                            errs.push(&key, m.as_str().unwrap_or_default());
-                        }
-                    }
-                    other => errs.set(&key, other),
-                }
-            }
-            None
-        }
-    }
+    field.get().unwrap_or_else(|e| {
+        errs.merge(e);
+        None
+    })
 }
 
 #[cfg(test)]

@@ -10,8 +10,6 @@ use catalog_framework::prelude::*;
 use catalog_framework::search::{Query, SearchRequest};
 use catalog_framework::typed::{Later, Text};
 
-use crate::shapes::collect;
-
 /// SQL `ILIKE` with `\` as the escape character (PostgreSQL's default, which CKAN relies on):
 /// `%` matches any run of characters, `_` exactly one; letters compare case-insensitively.
 pub(crate) fn ilike(text: &str, pattern: &str) -> bool {
@@ -86,7 +84,7 @@ pub(crate) fn naturals(fields: &[&Later<Natural>]) -> CkanResult<Vec<Option<usiz
         match f.get() {
             Ok(v) => out.push(v.map(|n| n.0 as usize)),
             Err(e) => {
-                collect(&mut errors, e);
+                errors.merge(e);
                 out.push(None);
             }
         }

@@ -55,24 +55,6 @@ impl ParamType for DictList {
     }
 }
 
-/// Adds a field's refusal (`{key: [messages]}`, as [`Later::get`] gives it) to the errors
-/// being collected, as if each message had been pushed.
-pub(crate) fn collect(errs: &mut ValidationBuilder, e: CkanError) {
-    for (key, v) in e.body {
-        match v {
-            Value::Array(messages) => {
-                for m in messages {
-                    match m {
-                        Value::String(s) => errs.push(&key, s),
-                        other => errs.push(&key, other.to_string()),
-                    }
-                }
-            }
-            other => errs.set(&key, other),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,7 +104,7 @@ mod tests {
         assert_eq!(e.body["k"], json!(["Not a list"]));
         let mut errs = validation();
         errs.push("k", "first");
-        collect(&mut errs, e);
+        errs.merge(e);
         assert_eq!(
             errs.build().to_error_object(),
             json!({"__type": "Validation Error", "k": ["first", "Not a list"]})

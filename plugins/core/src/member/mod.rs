@@ -10,7 +10,7 @@ use catalog_framework::store::GroupRow;
 use catalog_framework::typed::{Later, ParamType};
 
 use crate::group::kind;
-use crate::shapes::{collect, LaterExt, Scalar};
+use crate::shapes::{LaterExt, Scalar};
 
 pub(crate) mod create;
 pub(crate) mod delete;
@@ -183,7 +183,7 @@ async fn member_user(
             None
         }
         Err(e) => {
-            collect(&mut errs, e);
+            errs.merge(e);
             None
         }
     };

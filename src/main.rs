@@ -13,6 +13,7 @@ use catalog_plugin_harvest as _;
 use catalog_plugin_legacy_api as _;
 use catalog_plugin_related as _;
 use catalog_plugin_schema as _;
+use catalog_plugin_scheming as _;
 use catalog_plugin_search_postgres as _;
 use catalog_plugin_search_tantivy as _;
 use catalog_plugin_views as _;

@@ -54,6 +54,19 @@ impl<'a> Setup<'a> {
     pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
         self.extensions.insert(value);
     }
+
+    /// Makes `schema` the [`DatasetSchema`](crate::registry::DatasetSchema) of `dataset_type`
+    /// from start-up on, in place of any registered with `register_dataset_schema!` (a
+    /// plugin that reads dataset types from its configuration, as the scheming plugin does).
+    pub fn add_dataset_schema(
+        &mut self,
+        dataset_type: &str,
+        schema: Box<dyn crate::registry::DatasetSchema>,
+    ) {
+        self.extensions
+            .dataset_schemas
+            .push((dataset_type.to_string(), schema));
+    }
 }
 
 /// The value at a dotted key of the configuration (`catalog.search`, `catalogext.dcat`).
@@ -175,6 +188,9 @@ macro_rules! register_plugin {
 #[derive(Default)]
 pub struct Extensions {
     map: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    /// Dataset schemas plugins added while configuring ([`Setup::add_dataset_schema`]), for
+    /// the registry to adopt ([`Registry::adopt_dataset_schemas`](crate::registry::Registry::adopt_dataset_schemas)).
+    pub(crate) dataset_schemas: Vec<(String, Box<dyn crate::registry::DatasetSchema>)>,
 }
 
 impl Extensions {

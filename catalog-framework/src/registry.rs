@@ -423,6 +423,15 @@ impl Registry {
         self.auth.get(name)
     }
 
+    /// Takes the dataset schemas plugins added in their `configure` hook
+    /// ([`Setup::add_dataset_schema`](crate::plugin::Setup::add_dataset_schema)): each replaces
+    /// the registered schema of its type. The host calls this once, after configuring.
+    pub fn adopt_dataset_schemas(&mut self, extensions: &mut crate::plugin::Extensions) {
+        for (t, schema) in extensions.dataset_schemas.drain(..) {
+            self.schemas.insert(t, Arc::new(schema));
+        }
+    }
+
     pub fn schema(&self, dataset_type: &str) -> Option<&Arc<Box<dyn DatasetSchema>>> {
         self.schemas
             .get(dataset_type)

@@ -100,7 +100,7 @@ pub async fn build_app_with(
     data_dir: PathBuf,
     index_start: IndexStart,
 ) -> anyhow::Result<AppState> {
-    let registry = Registry::for_config(&config)?;
+    let mut registry = Registry::for_config(&config)?;
     tracing::info!("registered {}", registry.short_summary());
     tracing::debug!(registry = %registry.summary(), "registered extensions");
     let mut extensions = Extensions::default();
@@ -108,6 +108,7 @@ pub async fn build_app_with(
         p.configure(&mut Setup::new(&config, &registry, &mut extensions))
             .map_err(|e| anyhow::anyhow!("plugin {}: {e:#}", p.name()))?;
     }
+    registry.adopt_dataset_schemas(&mut extensions);
     std::fs::create_dir_all(&data_dir)?;
     let files = file_store(&registry, &config, &data_dir)?;
     let fetcher = registered::<FetcherRegistration>(&registry, "http", "fetcher")?;

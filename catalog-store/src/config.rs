@@ -475,10 +475,14 @@ impl<P: figment::Provider> figment::Provider for CkanSpelling<P> {
     ) -> Result<figment::value::Map<figment::Profile, figment::value::Dict>, figment::Error> {
         let mut data = self.0.data()?;
         for dict in data.values_mut() {
-            // CKAN's top-level `smtp.*` keys are `catalog.smtp.*` here.
-            if let Some(smtp) = dict.remove("smtp") {
+            // CKAN's top-level `smtp.*` and `scheming.*` keys are `catalog.smtp.*` and
+            // `catalog.scheming.*` here.
+            for key in ["smtp", "scheming"] {
+                let Some(section) = dict.remove(key) else {
+                    continue;
+                };
                 let mut nested = figment::value::Dict::new();
-                nested.insert("smtp".to_string(), smtp);
+                nested.insert(key.to_string(), section);
                 let nested = figment::value::Value::from(nested);
                 let merged = match dict.remove("catalog") {
                     Some(existing) => prefer(existing, nested),
@@ -610,5 +614,31 @@ mod tests {
             Ok(())
         });
         assert_eq!(Config::default().catalog.smtp.server, "localhost");
+    }
+
+    #[test]
+    #[expect(
+        clippy::result_large_err,
+        reason = "figment::Jail's closure type is figment's own"
+    )]
+    fn ckan_scheming_keys_are_read_as_catalog_scheming() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file(
+                "catalog.toml",
+                r#"
+                scheming.dataset_schemas = "ckanext.dcat.schemas:dcat_ap_full.yaml"
+                scheming.presets = "theirs.json"
+                catalog.scheming.presets = "ours.json"
+            "#,
+            )?;
+            let c = Config::load(Some(Path::new("catalog.toml"))).map_err(|e| e.to_string())?;
+            let s = &c.catalog.other["scheming"];
+            assert_eq!(
+                s["dataset_schemas"],
+                "ckanext.dcat.schemas:dcat_ap_full.yaml"
+            );
+            assert_eq!(s["presets"], "ours.json");
+            Ok(())
+        });
     }
 }

@@ -10,6 +10,7 @@ use catalog_plugin_harvest as _;
 use catalog_plugin_legacy_api as _;
 use catalog_plugin_related as _;
 use catalog_plugin_schema as _;
+use catalog_plugin_scheming as _;
 use catalog_plugin_search_postgres as _;
 use catalog_plugin_search_tantivy as _;
 use catalog_plugin_views as _;
@@ -30,6 +31,7 @@ pub(crate) fn test_config_assumptions() -> Assumptions {
         "catalogext.dcat.enable_content_negotiation=true",
         "catalogext.dcat.datasets_per_page=2",
         "catalog.datastore.sqlsearch.enabled=true",
+        "scheming.type.conformance_sensor=true",
     ] {
         a.add_arg(kv).expect("key=value");
     }
@@ -62,6 +64,15 @@ pub(crate) async fn start(kind: StoreKind) -> (TestServer, String) {
         config.catalog.other.insert(
             "datastore".into(),
             serde_json::json!({"sqlsearch": {"enabled": true}}),
+        );
+        // A dataset type from a schema file, for the scheming scenario (type `dataset` keeps
+        // the default schema).
+        config.catalog.other.insert(
+            "scheming".into(),
+            serde_json::json!({
+                "dataset_schemas": [concat!(env!("CARGO_MANIFEST_DIR"), "/schemas/conformance_sensor.yaml")],
+                "presets": "ckanext.scheming:presets.json ckanext.dcat.schemas:presets.yaml",
+            }),
         );
         // Each store runs with its own search backend (testkit's choice): tantivy beside
         // SQLite, PostgreSQL full-text search beside PostgreSQL (the multi-node set-up).

@@ -1,0 +1,155 @@
+//! Dataset, group and organization types from ckanext-scheming schema files (YAML or JSON), so
+//! that a CKAN portal's schema files load unchanged (spec/scheming.md). Inactive until a
+//! schema file is configured: `catalog.scheming.dataset_schemas` (CKAN's
+//! `scheming.dataset_schemas`), `…group_schemas`, `…organization_schemas`, `…presets`.
+//!
+//! Where things live:
+//! - `lib.rs`: the plugin, its settings and start-up (schemas loaded, each dataset type
+//!   registered as a [`DatasetSchema`]).
+//! - `yaml.rs`: YAML read as PyYAML reads it, with lines for errors and a bound on aliases.
+//! - `schema.rs`: a schema file read, checked and expanded (presets), its validators built.
+//! - `builtin.rs` and `schemas/`: our equivalents of the files ckanext-scheming and
+//!   ckanext-dcat ship, under their `module:file` names.
+//! - `validators/`: validators by name — CKAN's (`ckan.rs`), ckanext-scheming's
+//!   (`scheming.rs`), ckanext-dcat's (`dcat.rs`); the extension point plugins add theirs at.
+//! - `dataset.rs`: a dataset type's validation and show, as ckanext-scheming does them.
+//! - `actions.rs`: the six `scheming_*_schema_{list,show}` actions.
+#![forbid(unsafe_code)]
+
+use std::sync::Arc;
+
+use catalog_framework::prelude::*;
+
+mod actions;
+pub mod builtin;
+pub mod dataset;
+pub mod schema;
+pub mod validators;
+pub mod yaml;
+
+use schema::{Kind, Loader, Presets, SchemaSet};
+
+/// The plugin's settings (`catalog.scheming.*`; CKAN's `scheming.*`).
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub dataset_schemas: Vec<String>,
+    pub group_schemas: Vec<String>,
+    pub organization_schemas: Vec<String>,
+    pub presets: Vec<String>,
+    /// Field keys accepted beyond ckanext-scheming's own (a portal's templates may read more).
+    pub extra_field_keys: Vec<String>,
+}
+
+/// A list setting: a list, or CKAN's space-separated string.
+fn names(v: Option<&Value>) -> Vec<String> {
+    match v {
+        Some(Value::String(s)) => s.split_whitespace().map(String::from).collect(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .flat_map(|s| s.split_whitespace().map(String::from).collect::<Vec<_>>())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+impl Settings {
+    pub fn from_config(config: &Config) -> Settings {
+        let section = config.catalog.other.get("scheming");
+        let get = |k: &str| names(section.and_then(|s| s.get(k)));
+        let presets = get("presets");
+        Settings {
+            dataset_schemas: get("dataset_schemas"),
+            group_schemas: get("group_schemas"),
+            organization_schemas: get("organization_schemas"),
+            presets: if presets.is_empty() {
+                vec![builtin::DEFAULT_PRESETS.to_string()]
+            } else {
+                presets
+            },
+            extra_field_keys: get("extra_field_keys"),
+        }
+    }
+
+    /// Whether any schema file is configured (the plugin is inactive otherwise).
+    pub fn active(&self) -> bool {
+        !(self.dataset_schemas.is_empty()
+            && self.group_schemas.is_empty()
+            && self.organization_schemas.is_empty())
+    }
+}
+
+/// The loaded schemas, for the actions.
+pub struct Scheming {
+    pub datasets: SchemaSet,
+    pub groups: SchemaSet,
+    pub organizations: SchemaSet,
+}
+
+impl Scheming {
+    /// Reads and checks every configured file; the first bad one is the error.
+    pub fn load(settings: &Settings, library: &validators::Library) -> Result<Scheming, String> {
+        let presets = Presets::load(&settings.presets)?;
+        let loader = Loader {
+            presets: &presets,
+            library,
+            extra_keys: &settings.extra_field_keys,
+        };
+        Ok(Scheming {
+            datasets: SchemaSet::load(&loader, &settings.dataset_schemas, Kind::Dataset)?,
+            groups: SchemaSet::load(&loader, &settings.group_schemas, Kind::Group)?,
+            organizations: SchemaSet::load(
+                &loader,
+                &settings.organization_schemas,
+                Kind::Organization,
+            )?,
+        })
+    }
+}
+
+const ACTIONS: &[&str] = &[
+    "scheming_dataset_schema_list",
+    "scheming_dataset_schema_show",
+    "scheming_group_schema_list",
+    "scheming_group_schema_show",
+    "scheming_organization_schema_list",
+    "scheming_organization_schema_show",
+];
+
+struct SchemingPlugin;
+
+#[async_trait]
+impl Plugin for SchemingPlugin {
+    fn name(&self) -> &'static str {
+        "scheming"
+    }
+
+    fn switched_off_actions(&self, config: &Config) -> Vec<&'static str> {
+        if Settings::from_config(config).active() {
+            Vec::new()
+        } else {
+            ACTIONS.to_vec()
+        }
+    }
+
+    fn configure(&self, setup: &mut Setup<'_>) -> anyhow::Result<()> {
+        let settings = Settings::from_config(setup.config);
+        if !settings.active() {
+            return Ok(());
+        }
+        let library = validators::Library::from_registry(setup.registry)?;
+        let loaded = Scheming::load(&settings, &library).map_err(anyhow::Error::msg)?;
+        for (t, schema) in &loaded.datasets.by_type {
+            setup.add_dataset_schema(
+                t,
+                Box::new(dataset::SchemingDataset {
+                    schema: Arc::clone(schema),
+                }),
+            );
+        }
+        setup.insert(loaded);
+        Ok(())
+    }
+}
+
+register_plugin!(SchemingPlugin);

@@ -1,0 +1,404 @@
+//! Schema files (the scheming plugin) against CKAN 2.12 with ckanext-scheming 3.1 and
+//! ckanext-dcat 2.4.4's `dcat_ap_full`: the captured answers in `scheming/` (from
+//! ../shared/ckan-samples/scheming) matched key by key, ids and timestamps aside, on both
+//! stores.
+
+use catalog_host::testkit::{stores, StoreKind, TestApp};
+use serde_json::{json, Map, Value};
+
+fn sample(name: &str) -> Value {
+    let path = format!(
+        "{}/tests/integration/scheming/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).expect("JSON")
+}
+
+/// An app whose `dataset` type is ckanext-dcat's `dcat_ap_full` (CKAN's spelling of the
+/// settings, as a CKAN config gives them).
+async fn dcat_app(kind: StoreKind) -> TestApp {
+    TestApp::start_with(kind, |config| {
+        config.catalog.other.insert(
+            "scheming".into(),
+            json!({
+                "dataset_schemas": "ckanext.dcat.schemas:dcat_ap_full.yaml",
+                "presets": "ckanext.scheming:presets.json ckanext.dcat.schemas:presets.yaml",
+            }),
+        );
+    })
+    .await
+}
+
+/// `{U}`, `{ORG_ID}` … filled in, recursively.
+fn fill(v: &Value, vars: &[(&str, &str)]) -> Value {
+    match v {
+        Value::String(s) => {
+            let mut s = s.clone();
+            for (k, val) in vars {
+                s = s.replace(k, val);
+            }
+            Value::String(s)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|i| fill(i, vars)).collect()),
+        Value::Object(m) => {
+            Value::Object(m.iter().map(|(k, v)| (k.clone(), fill(v, vars))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// The keys CKAN's samples write as `<ts>`, `<uuid>`, `<user>`, made so in our answer too.
+fn redact(v: &mut Value) {
+    if let Value::Object(m) = v {
+        for (k, val) in m.iter_mut() {
+            match k.as_str() {
+                "metadata_created" | "metadata_modified" | "created" if val.is_string() => {
+                    *val = json!("<ts>")
+                }
+                "creator_user_id" => *val = json!("<user>"),
+                _ => redact(val),
+            }
+        }
+        if let Some(Value::Array(tags)) = m.get_mut("tags") {
+            for t in tags.iter_mut().filter_map(Value::as_object_mut) {
+                t.insert("id".into(), json!("<uuid>"));
+            }
+        }
+    } else if let Value::Array(items) = v {
+        items.iter_mut().for_each(redact);
+    }
+}
+
+/// Every difference between two JSON values, by path.
+fn diff(path: &str, ours: &Value, theirs: &Value, out: &mut Vec<String>) {
+    match (ours, theirs) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, bv) in b {
+                match a.get(k) {
+                    Some(av) => diff(&format!("{path}.{k}"), av, bv, out),
+                    None => out.push(format!("{path}.{k}: missing (CKAN: {bv})")),
+                }
+            }
+            for (k, av) in a {
+                if !b.contains_key(k) {
+                    out.push(format!("{path}.{k}: extra ({av})"));
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (av, bv)) in a.iter().zip(b).enumerate() {
+                diff(&format!("{path}[{i}]"), av, bv, out);
+            }
+        }
+        (a, b) if a != b => out.push(format!("{path}: {a} (CKAN: {b})")),
+        _ => {}
+    }
+}
+
+fn assert_same(ours: &Value, theirs: &Value, what: &str) {
+    let mut out = Vec::new();
+    diff("", ours, theirs, &mut out);
+    assert!(
+        out.is_empty(),
+        "{what} differs from CKAN's:\n{}",
+        out.join("\n")
+    );
+}
+
+#[tokio::test]
+async fn schema_actions_answer_as_ckan_does() {
+    for kind in stores().await {
+        let app = dcat_app(kind).await;
+        let lists = sample("schema_lists");
+        for (kind_name, action) in [
+            ("dataset", "scheming_dataset_schema_list"),
+            ("group", "scheming_group_schema_list"),
+            ("organization", "scheming_organization_schema_list"),
+        ] {
+            let ours = app.call(None, action, json!({})).await.unwrap();
+            assert_eq!(
+                ours, lists[kind_name]["answer"]["result"],
+                "{action} on {kind}"
+            );
+        }
+        let expanded = app
+            .call(
+                None,
+                "scheming_dataset_schema_show",
+                json!({"type": "dataset"}),
+            )
+            .await
+            .unwrap();
+        assert_same(
+            &expanded,
+            &sample("schema_show_dataset")["answer"]["result"],
+            "expanded schema",
+        );
+        // A GET's "false" is a non-empty string: still expanded; only JSON false is not.
+        let get_false = app
+            .call(
+                None,
+                "scheming_dataset_schema_show",
+                json!({"type": "dataset", "expanded": "false"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(get_false, expanded);
+        let raw = app
+            .call(
+                None,
+                "scheming_dataset_schema_show",
+                json!({"type": "dataset", "expanded": false}),
+            )
+            .await
+            .unwrap();
+        assert_same(
+            &raw,
+            &sample("schema_show_dataset_unexpanded")["answer"]["result"],
+            "unexpanded schema",
+        );
+        let e = app
+            .err(
+                None,
+                "scheming_dataset_schema_show",
+                json!({"type": "nope"}),
+            )
+            .await;
+        assert_eq!(e["__type"], "Not Found Error");
+        let e = app
+            .err(None, "scheming_dataset_schema_show", json!({}))
+            .await;
+        assert_eq!(e["type"], json!(["Missing value"]));
+    }
+}
+
+#[tokio::test]
+async fn scheming_actions_are_unknown_without_schema_files() {
+    for kind in stores().await {
+        let app = TestApp::start(kind).await;
+        let e = app
+            .err(None, "scheming_dataset_schema_list", json!({}))
+            .await;
+        assert_eq!(e["__type"], "Not Found Error", "{e}");
+    }
+}
+
+#[tokio::test]
+async fn a_dcat_ap_full_dataset_is_stored_and_shown_as_ckan_does() {
+    for kind in stores().await {
+        let app = dcat_app(kind).await;
+        let u = "t1";
+        let org = app
+            .ok(
+                "organization_create",
+                json!({"name": format!("sch-org-{u}"), "title": "Scheming Org"}),
+            )
+            .await;
+        let org_id = org["id"].as_str().unwrap().to_string();
+        let vars = [("{U}", u), ("{ORG_ID}", org_id.as_str())];
+        let input = fill(&sample("dcat_ap_full_input"), &vars);
+        let created = app.ok("package_create", input).await;
+        let id = created["id"].as_str().unwrap().to_string();
+        let res_id = created["resources"][0]["id"].as_str().unwrap().to_string();
+        let vars = [
+            ("{U}", u),
+            ("{ORG_ID}", org_id.as_str()),
+            ("{DATASET_FULL_ID}", id.as_str()),
+            ("{RESOURCE_FULL_0_ID}", res_id.as_str()),
+        ];
+        let expected = fill(&sample("package_show_full")["answer"]["result"], &vars);
+        let mut shown = app
+            .call(None, "package_show", json!({"id": id}))
+            .await
+            .unwrap();
+        redact(&mut shown);
+        assert_same(&shown, &expected, &format!("package_show on {kind}"));
+
+        // A patch of one repeating field replaces it; `[]` removes a repeating field but a
+        // multiple_text field comes back as [].
+        app.ok(
+            "package_patch",
+            json!({"id": id, "publisher": [{"name": "Other"}], "qualified_relation": [], "theme": []}),
+        )
+        .await;
+        let shown = app
+            .call(None, "package_show", json!({"id": id}))
+            .await
+            .unwrap();
+        assert_eq!(shown["publisher"], json!([{"name": "Other"}]));
+        assert!(
+            shown.get("qualified_relation").is_none(),
+            "{}",
+            shown["qualified_relation"]
+        );
+        assert_eq!(shown["theme"], json!([]));
+        assert_eq!(
+            shown["contact"], expected["contact"],
+            "untouched fields stay"
+        );
+    }
+}
+
+#[tokio::test]
+async fn validation_failures_give_ckans_error_dicts_and_change_nothing() {
+    for kind in stores().await {
+        let app = dcat_app(kind).await;
+        let org = app
+            .ok(
+                "organization_create",
+                json!({"name": "sch-org-e", "title": "Scheming Org"}),
+            )
+            .await;
+        let org_id = org["id"].as_str().unwrap().to_string();
+        let vars = [("{U}", "e"), ("{ORG_ID}", org_id.as_str())];
+        let index = sample_index();
+        for name in [
+            "error_choices",
+            "error_required_missing",
+            "error_subfield_dict",
+        ] {
+            let body = fill(&index[name]["request"]["body"], &vars);
+            let expected = fill(&sample(name)["answer"], &vars);
+            let e = app
+                .fail(Some(&app.admin), "package_create", body.clone())
+                .await;
+            let status = sample(name)["status"].as_u64().unwrap();
+            assert_eq!(
+                u64::from(e.status().as_u16()),
+                status,
+                "{name}: {}",
+                e.to_error_object()
+            );
+            let ours = e.to_error_object();
+            if name == "error_subfield_dict" {
+                // The message names the field; CKAN's data echo has `type` added.
+                assert_eq!(ours["__type"], expected["error"]["__type"]);
+                assert_eq!(ours["message"], expected["error"]["message"]);
+            } else {
+                assert_same(&ours, &expected["error"], name);
+            }
+            let gone = app
+                .err(None, "package_show", json!({"id": body["name"]}))
+                .await;
+            assert_eq!(gone["__type"], "Not Found Error", "{name} wrote nothing");
+        }
+        // Subfield errors follow the list's shape, `{}` for a valid item.
+        let e = app
+            .err(
+                Some(&app.admin),
+                "package_create",
+                json!({"name": "sch-e-dates", "notes": "n", "owner_org": org_id,
+                       "temporal_coverage": [{"start": "2024"}, {"start": "2024-13-45"}]}),
+            )
+            .await;
+        assert_eq!(
+            e["temporal_coverage"],
+            json!([{}, {"start": ["Date format incorrect. Supported formats are YYYY, YYYY-MM, YYYY-MM-DD and YYYY-MM-DDTHH:MM:SS"]}])
+        );
+        // multiple_text refuses a dict; a plain string is a one-item list.
+        let e = app
+            .err(
+                Some(&app.admin),
+                "package_create",
+                json!({"name": "sch-e-theme", "notes": "n", "owner_org": org_id, "theme": {"a": 1}}),
+            )
+            .await;
+        assert_eq!(e["theme"], json!(["expecting list of strings"]));
+        let ok = app
+            .ok(
+                "package_create",
+                json!({"name": "sch-e-theme", "notes": "n", "owner_org": org_id, "theme": "http://x.org/t",
+                       "title": "", "spatial_resolution_in_meters": 1.5}),
+            )
+            .await;
+        assert_eq!(ok["theme"], json!(["http://x.org/t"]));
+        assert_eq!(ok["title"], "sch-e-theme", "a missing title is the name");
+        assert_eq!(
+            ok["spatial_resolution_in_meters"], "1.5",
+            "a dataset-level extra is text"
+        );
+        assert_eq!(ok.get("extras"), None, "every extra is a schema field");
+        // NUL, wrong types at every level and a huge list are refused with nothing written.
+        let many: Vec<Value> = (0..20_000)
+            .map(|i| json!({"name": format!("c{i}")}))
+            .collect();
+        let e = app
+            .fail(
+                Some(&app.admin),
+                "package_create",
+                json!({"name": "sch-e-many", "notes": "n", "owner_org": org_id, "contact": many}),
+            )
+            .await;
+        assert_eq!(e.to_error_object()["__type"], "Validation Error");
+        let e = app
+            .fail(
+                Some(&app.admin),
+                "package_create",
+                json!({"name": "sch-e-deep", "notes": "n", "owner_org": org_id,
+                       "provenance_activity": [{"wasAssociatedWith": [{"actedOnBehalfOf": "x"}]}]}),
+            )
+            .await;
+        assert_eq!(
+            e.to_error_object()["message"],
+            "Only lists of dicts can be placed against subschema ('provenance_activity', 0, 'wasAssociatedWith', 0, 'actedOnBehalfOf'), not <class 'str'>"
+        );
+        let listed = app.ok("package_list", json!({})).await;
+        assert_eq!(
+            listed,
+            json!(["sch-e-theme"]),
+            "only the valid dataset was written"
+        );
+    }
+}
+
+fn sample_index() -> Map<String, Value> {
+    let text = std::fs::read_to_string(format!(
+        "{}/tests/integration/scheming/index.json",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("index.json");
+    serde_json::from_str(&text).expect("JSON")
+}
+
+#[tokio::test]
+async fn bad_schema_files_stop_start_up_naming_file_field_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("unknown_preset.yaml", "scheming_version: 2\ndataset_type: t\ndataset_fields:\n- field_name: a\n  preset: nope\n", "line 5: field \"a\": preset 'nope' not defined"),
+        ("unknown_validator.yaml", "dataset_type: t\ndataset_fields:\n- field_name: a\n  validators: ignore_missing frobnicate\n", "line 4: field \"a\": validator/converter not found: \"frobnicate\""),
+        ("unknown_key.yaml", "dataset_type: t\ndataset_fields:\n- field_name: a\n  lable: A\n", "line 4: field \"a\": unknown key \"lable\""),
+        ("duplicate.yaml", "dataset_type: t\ndataset_fields:\n- field_name: a\n- field_name: a\n", "line 4: field \"a\": the field is defined twice"),
+        ("deep.yaml", "dataset_type: t\ndataset_fields:\n- field_name: a\n  repeating_subfields:\n  - field_name: b\n    repeating_subfields:\n    - field_name: c\n      repeating_subfields:\n      - field_name: d\n        repeating_subfields:\n        - field_name: e\n", "field \"d\": repeating subfields nest deeper than 4 levels"),
+        ("bomb.yaml", &bomb(), "more than 200000 nodes"),
+        ("top.yaml", "dataset_type: t\ndataset_feilds: []\n", "line 2: unknown key \"dataset_feilds\""),
+    ];
+    for (file, text, message) in cases {
+        let path = dir.path().join(file);
+        std::fs::write(&path, text).unwrap();
+        let p = path.to_string_lossy().to_string();
+        let data = tempfile::tempdir().unwrap();
+        let mut config = catalog_host::Config::default();
+        config
+            .catalog
+            .other
+            .insert("scheming".into(), json!({"dataset_schemas": [p.clone()]}));
+        let url = catalog_host::Store::sqlite_url_in(data.path());
+        let err = match catalog_host::build_app(config, &url, data.path().into()).await {
+            Ok(_) => panic!("{file}: started"),
+            Err(e) => format!("{e:#}"),
+        };
+        assert!(err.contains(&p), "{file}: names the file: {err}");
+        assert!(err.contains(message), "{file}: {err}");
+    }
+}
+
+fn bomb() -> String {
+    let mut text = String::from("dataset_type: t\nx0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..9 {
+        let p = i - 1;
+        let refs = vec![format!("*a{p}"); 10].join(", ");
+        text.push_str(&format!("x{i}: &a{i} [{refs}]\n"));
+    }
+    text
+}

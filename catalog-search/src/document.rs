@@ -38,6 +38,31 @@ const HANDLED: &[&str] = &[
     "metadata_modified",
 ];
 
+/// Keys of CKAN's own dataset dict: never a schema file's field, so never mirrored into
+/// `extras_<name>`.
+const CORE_KEYS: &[&str] = &[
+    "id",
+    "name",
+    "title",
+    "author",
+    "author_email",
+    "maintainer",
+    "maintainer_email",
+    "license_id",
+    "license_title",
+    "license_url",
+    "notes",
+    "url",
+    "version",
+    "state",
+    "owner_org",
+    "num_resources",
+    "num_tags",
+    "creator_user_id",
+    "isopen",
+    "plugin_data",
+];
+
 impl IndexDocument {
     /// Builds the document. `labels` are the dataset's permission labels.
     pub fn from_package(
@@ -126,7 +151,17 @@ impl IndexDocument {
                 Value::String(s) if !s.is_empty() => doc.push(k, s),
                 Value::Bool(b) => doc.push(k, if *b { "true" } else { "false" }),
                 Value::Number(n) => doc.push(k, &n.to_string()),
+                Value::Array(items) => doc.push_list(k, items),
                 _ => {}
+            }
+            // A schema file's field that no extra holds: indexed as CKAN indexes the extra it
+            // would be there (`extras_<name>`, full text), beside its exact-string field.
+            if !is_declared(k) && !CORE_KEYS.contains(&k.as_str()) {
+                match v {
+                    Value::String(s) if !s.is_empty() => doc.push(&format!("extras_{k}"), s),
+                    Value::Number(n) => doc.push(&format!("extras_{k}"), &n.to_string()),
+                    _ => {}
+                }
             }
         }
         if let Some(p) = pkg.get("private") {
@@ -174,6 +209,51 @@ impl IndexDocument {
             return;
         }
         self.fields.push((field.into(), value.into()));
+    }
+
+    /// A top-level list a schema file's field holds: a multiple-text field's items each under
+    /// the field's name and in `extras_<name>`; a repeating field's items flattened as
+    /// ckanext-dcat indexes them, each scalar subfield's values joined by spaces in
+    /// `extras_<name>__<subfield>` (nested objects are left out, as there).
+    fn push_list(&mut self, key: &str, items: &[Value]) {
+        if is_declared(key) || CORE_KEYS.contains(&key) {
+            return;
+        }
+        let mut flattened: Vec<(String, String)> = Vec::new();
+        for item in items {
+            match item {
+                Value::String(s) if !s.is_empty() => {
+                    self.push(key, s);
+                    self.push(&format!("extras_{key}"), s);
+                }
+                Value::Number(n) => {
+                    self.push(key, &n.to_string());
+                    self.push(&format!("extras_{key}"), &n.to_string());
+                }
+                Value::Object(m) => {
+                    for (sub, v) in m {
+                        let text = match v {
+                            Value::String(s) if !s.is_empty() => s.clone(),
+                            Value::Number(n) => n.to_string(),
+                            Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+                            _ => continue,
+                        };
+                        let field = format!("extras_{key}__{sub}");
+                        match flattened.iter_mut().find(|(f, _)| *f == field) {
+                            Some((_, joined)) => {
+                                joined.push(' ');
+                                joined.push_str(&text);
+                            }
+                            None => flattened.push((field, text)),
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (field, text) in flattened {
+            self.push(&field, &text);
+        }
     }
 
     fn push_resources(&mut self, pkg: &Map<String, Value>, extra_fields: &[String]) {
@@ -273,5 +353,32 @@ mod tests {
         assert!(doc.values("text").any(|v| v == "Hourly readings"));
         assert!(doc.dates.iter().any(|(f, _)| f == "release_date"));
         assert!(doc.dates.iter().any(|(f, _)| f == "metadata_modified"));
+    }
+
+    #[test]
+    fn schema_fields_are_indexed_as_ckan_and_ckanext_dcat_index_them() {
+        let d = json!({
+            "id": "abc", "name": "air", "type": "dataset", "owner_org": "org-id",
+            "frequency": "monthly",
+            "theme": ["http://x.org/t1", "http://x.org/t2"],
+            "contact": [{"name": "Desk", "email": "a@x.org"}, {"name": "Lab", "geom": {"type": "Point"}}],
+        });
+        let doc = IndexDocument::from_package(&d, &["public".into()], "default", &[]);
+        assert_eq!(doc.first("frequency"), Some("monthly"));
+        assert_eq!(doc.first("extras_frequency"), Some("monthly"));
+        assert_eq!(
+            doc.values("theme").collect::<Vec<_>>(),
+            ["http://x.org/t1", "http://x.org/t2"]
+        );
+        assert_eq!(doc.values("extras_theme").count(), 2);
+        assert_eq!(doc.first("extras_contact__name"), Some("Desk Lab"));
+        assert_eq!(doc.first("extras_contact__email"), Some("a@x.org"));
+        assert_eq!(doc.first("extras_contact__geom"), None);
+        assert_eq!(
+            doc.first("extras_owner_org"),
+            None,
+            "core keys are not mirrored"
+        );
+        assert!(doc.values("text").any(|v| v == "Desk Lab"));
     }
 }

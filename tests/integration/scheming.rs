@@ -402,3 +402,94 @@ fn bomb() -> String {
     }
     text
 }
+
+#[tokio::test]
+async fn schema_fields_are_searchable_and_facetable_on_both_backends() {
+    for kind in stores().await {
+        let app = dcat_app(kind).await;
+        let org = app
+            .ok(
+                "organization_create",
+                json!({"name": "sch-org-s", "title": "Scheming Org"}),
+            )
+            .await;
+        let org_id = org["id"].as_str().unwrap().to_string();
+        for (name, frequency, theme, contact) in [
+            ("sch-s-a", "monthly", "http://x.org/t/air", "Desk"),
+            ("sch-s-b", "monthly", "http://x.org/t/water", "Lab"),
+            ("sch-s-c", "daily", "http://x.org/t/air", "Field"),
+        ] {
+            app.ok(
+                "package_create",
+                json!({"name": name, "notes": "n", "owner_org": org_id, "frequency": frequency,
+                       "theme": [theme], "contact": [{"name": contact, "email": "x@example.org"}]}),
+            )
+            .await;
+        }
+        let names = |r: &Value| {
+            let mut n: Vec<String> = r["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["name"].as_str().unwrap().to_string())
+                .collect();
+            n.sort();
+            n
+        };
+        let r = app
+            .ok(
+                "package_search",
+                json!({"fq": "theme:\"http://x.org/t/air\""}),
+            )
+            .await;
+        assert_eq!(
+            names(&r),
+            ["sch-s-a", "sch-s-c"],
+            "fq on a multiple_text field ({kind})"
+        );
+        let r = app
+            .ok(
+                "package_search",
+                json!({"fq": "frequency:monthly", "facet.field": ["frequency"]}),
+            )
+            .await;
+        assert_eq!(
+            names(&r),
+            ["sch-s-a", "sch-s-b"],
+            "fq on a text field ({kind})"
+        );
+        let r = app
+            .ok(
+                "package_search",
+                json!({"facet.field": ["frequency"], "rows": 0}),
+            )
+            .await;
+        assert_eq!(
+            r["search_facets"]["frequency"]["items"]
+                .as_array()
+                .map(|i| i.len()),
+            Some(2),
+            "facets on a schema field ({kind}): {}",
+            r["search_facets"]
+        );
+        assert_eq!(r["facets"]["frequency"]["monthly"], 2, "{kind}");
+        let r = app
+            .ok("package_search", json!({"q": "extras_contact__name:Lab"}))
+            .await;
+        assert_eq!(
+            names(&r),
+            ["sch-s-b"],
+            "a repeating subfield, flattened ({kind})"
+        );
+        let r = app.ok("package_search", json!({"q": "Field"})).await;
+        assert_eq!(
+            names(&r),
+            ["sch-s-c"],
+            "subfields are in the full text ({kind})"
+        );
+        // Results carry the dict package_show answers.
+        let r = app.ok("package_search", json!({"q": "name:sch-s-a"})).await;
+        assert_eq!(r["results"][0]["theme"], json!(["http://x.org/t/air"]));
+        assert_eq!(r["results"][0]["contact"][0]["name"], "Desk");
+    }
+}

@@ -75,6 +75,22 @@ enum Command {
         #[command(subcommand)]
         command: JobsCommand,
     },
+    /// Schema files (ckanext-scheming's format).
+    Scheming {
+        #[command(subcommand)]
+        command: SchemingCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum SchemingCommand {
+    /// Check schema and presets files as start-up would, without starting anything (the
+    /// presets are the configuration's `catalog.scheming.presets`); exits 1 when one is bad.
+    Check {
+        /// Paths, or the `module:file` names of built-in files.
+        #[arg(required = true)]
+        files: Vec<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -280,6 +296,23 @@ async fn app(globals: &Globals, serving: bool) -> anyhow::Result<AppState> {
 }
 
 async fn run(globals: Globals, command: Command) -> anyhow::Result<()> {
+    if let Command::Scheming {
+        command: SchemingCommand::Check { files },
+    } = &command
+    {
+        let config = Config::load(globals.config.as_deref())?;
+        let settings = catalog_plugin_scheming::Settings::from_config(&config);
+        return match catalog_plugin_scheming::check_files(files, &settings) {
+            Ok(lines) => {
+                lines.iter().for_each(|l| println!("{l}"));
+                Ok(())
+            }
+            Err(lines) => {
+                lines.iter().for_each(|l| println!("{l}"));
+                std::process::exit(1)
+            }
+        };
+    }
     let app = app(&globals, matches!(command, Command::Serve { .. })).await?;
     match command {
         Command::Serve { bind } => {
@@ -290,6 +323,7 @@ async fn run(globals: Globals, command: Command) -> anyhow::Result<()> {
         }
         Command::SearchIndex { command } => search_index(&app, command).await?,
         Command::Jobs { command } => jobs(&app, command).await?,
+        Command::Scheming { .. } => unreachable!("checked before the app is built"),
         Command::Db {
             command: DbCommand::Init,
         } => {

@@ -493,3 +493,51 @@ async fn schema_fields_are_searchable_and_facetable_on_both_backends() {
         assert_eq!(r["results"][0]["contact"][0]["name"], "Desk");
     }
 }
+
+#[test]
+fn scheming_check_checks_files_without_starting_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "dataset_type: t\ndataset_fields:\n- field_name: a\n  preset: selct\n",
+    )
+    .unwrap();
+    let config = dir.path().join("catalog.toml");
+    std::fs::write(
+        &config,
+        "[scheming]\npresets = \"ckanext.scheming:presets.json ckanext.dcat.schemas:presets.yaml\"\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_catalog"))
+        .args(["--config", config.to_str().unwrap(), "--data-dir"])
+        .arg(dir.path().join("data"))
+        .args([
+            "scheming",
+            "check",
+            "ckanext.dcat.schemas:dcat_ap_full.yaml",
+            "ckanext.scheming:org_with_dept_id.json",
+        ])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "ckanext.dcat.schemas:dcat_ap_full.yaml: ok (dataset type `dataset`, 36 fields, 26 resource fields)"
+    );
+    assert_eq!(
+        lines[1],
+        "ckanext.scheming:org_with_dept_id.json: ok (organization type `organization`, 5 fields)"
+    );
+    assert_eq!(
+        lines[2],
+        format!(
+            "{}: line 4: field \"a\": preset 'selct' not defined",
+            bad.display()
+        )
+    );
+    assert!(!dir.path().join("data").exists(), "nothing was started");
+}

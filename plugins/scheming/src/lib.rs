@@ -107,6 +107,76 @@ impl Scheming {
     }
 }
 
+/// `catalog scheming check FILE…`: checks each file as start-up would (its kind read from its
+/// type key, or a presets file by its `presets` list) without starting anything. One line per
+/// file: `FILE: ok (…)`, or the error; `Err` when any file is bad.
+pub fn check_files(files: &[String], settings: &Settings) -> Result<Vec<String>, Vec<String>> {
+    let library = match validators::Library::linked() {
+        Ok(l) => l,
+        Err(e) => return Err(vec![format!("{e:#}")]),
+    };
+    let presets = match Presets::load(&settings.presets) {
+        Ok(p) => p,
+        Err(e) => return Err(vec![e]),
+    };
+    let loader = Loader {
+        presets: &presets,
+        library: &library,
+        extra_keys: &settings.extra_field_keys,
+    };
+    let mut lines = Vec::new();
+    let mut bad = false;
+    for file in files {
+        let line = match schema::read_source(file) {
+            Err(e) => Err(e),
+            Ok((_, doc)) if doc.value.get("presets").is_some() => {
+                Presets::load(std::slice::from_ref(file)).map(|_| format!("{file}: ok (presets)"))
+            }
+            Ok((_, doc)) => {
+                let kind = if doc.value.get("group_type").is_some() {
+                    Kind::Group
+                } else if doc.value.get("organization_type").is_some()
+                    || doc.value.get("dataset_fields").is_none()
+                        && doc.value.get("fields").is_some()
+                {
+                    Kind::Organization
+                } else {
+                    Kind::Dataset
+                };
+                loader.load(file, kind).map(|s| {
+                    format!(
+                        "{file}: ok ({} type `{}`, {} fields{})",
+                        match kind {
+                            Kind::Dataset => "dataset",
+                            Kind::Group => "group",
+                            Kind::Organization => "organization",
+                        },
+                        s.type_name,
+                        s.fields.len(),
+                        if kind == Kind::Dataset {
+                            format!(", {} resource fields", s.resource_fields.len())
+                        } else {
+                            String::new()
+                        }
+                    )
+                })
+            }
+        };
+        match line {
+            Ok(l) => lines.push(l),
+            Err(e) => {
+                bad = true;
+                lines.push(e);
+            }
+        }
+    }
+    if bad {
+        Err(lines)
+    } else {
+        Ok(lines)
+    }
+}
+
 const ACTIONS: &[&str] = &[
     "scheming_dataset_schema_list",
     "scheming_dataset_schema_show",

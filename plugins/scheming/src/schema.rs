@@ -268,6 +268,9 @@ impl Loader<'_> {
         }
         let type_name = match raw.get(kind.type_key()) {
             Some(Value::String(t)) if !t.is_empty() => t.clone(),
+            // ckanext-dcat's publisher_organization.yaml names no type: the kind's own.
+            None if kind == Kind::Group => "group".into(),
+            None if kind == Kind::Organization => "organization".into(),
             _ => {
                 return Err(at(
                     &source,
@@ -513,5 +516,53 @@ impl SchemaSet {
                 .insert(schema.type_name.clone(), Arc::new(schema));
         }
         Ok(set)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Kind, Loader, Presets};
+    use crate::builtin;
+    use crate::validators::Library;
+
+    /// Every built-in loads with ckanext-scheming's and ckanext-dcat's presets, but those
+    /// that need another extension's presets (ckanext-fluent's, ckanext-dataset-series'),
+    /// which say so.
+    #[test]
+    fn every_builtin_loads() {
+        let presets = Presets::load(&[
+            builtin::DEFAULT_PRESETS.to_string(),
+            "ckanext.dcat.schemas:presets.yaml".to_string(),
+        ])
+        .unwrap();
+        let library = Library::linked().unwrap();
+        let loader = Loader {
+            presets: &presets,
+            library: &library,
+            extra_keys: &[],
+        };
+        for (name, text) in builtin::all() {
+            let doc = crate::yaml::parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            if doc.value.get("presets").is_some() {
+                continue;
+            }
+            let kind = if doc.value.get("group_type").is_some() {
+                Kind::Group
+            } else if doc.value.get("dataset_fields").is_some() {
+                Kind::Dataset
+            } else {
+                Kind::Organization
+            };
+            match loader.load(name, kind) {
+                Ok(_) => {}
+                Err(e) if name.contains("multilingual") => {
+                    assert!(e.contains("preset 'fluent_"), "{name}: {e}")
+                }
+                Err(e) if name.contains("series") => {
+                    assert!(e.contains("preset 'dataset_series_"), "{name}: {e}")
+                }
+                Err(e) => panic!("{name}: {e}"),
+            }
+        }
     }
 }

@@ -118,7 +118,7 @@ impl Builder {
                 items.push(value);
                 *n += size;
             }
-            Some((Open::Map(map, key @ None, _, _, merged), _)) => {
+            Some((Open::Map(_, key @ None, _, _, merged), _)) => {
                 let k = match value {
                     Value::String(s) => s,
                     Value::Null => "None".into(),
@@ -133,11 +133,9 @@ impl Builder {
                 if let Some(i) = merged.iter().position(|m| *m == k) {
                     // A key set here wins over one a merge key brought in.
                     merged.swap_remove(i);
-                } else if k != "<<" && map.contains_key(&k) {
-                    let line = mark.line();
-                    self.fail(format!("line {line}: duplicate key {k:?}"));
-                    return;
                 }
+                // A key given twice: the last value wins, as PyYAML reads it (a file
+                // ckanext-scheming ships, ckan_formpages_draft.yaml, has one).
                 *key = Some(k);
             }
             Some((Open::Map(map, key @ Some(_), _, n, merged), _)) => {
@@ -373,8 +371,11 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_keys_and_syntax_errors_name_their_line() {
-        assert!(parse("a: 1\nb: 2\na: 3\n").unwrap_err().contains("line 3"));
+    fn duplicate_keys_keep_the_last_and_syntax_errors_name_their_line() {
+        assert_eq!(
+            parse("a: 1\nb: 2\na: 3\n").unwrap().value,
+            json!({"a": 3, "b": 2})
+        );
         assert!(parse("a: [1, 2\n")
             .unwrap_err()
             .starts_with("YAML syntax error"));

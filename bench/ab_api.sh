@@ -14,7 +14,9 @@
 #
 # Settings: AB_STORE (sqlite | postgres), AB_PORT (5081), AB_DURATION (8s), AB_CONNECTIONS (64),
 # AB_THREADS (2), AB_SEED (200), AB_ONLY (a space-separated subset of: show search create
-# datastore page).
+# datastore page), AB_EXTRA_A / AB_EXTRA_B (more members of the benchmark dataset and of each
+# created one for that binary, `"theme": ["x"], "contact": [...]`: a schema file's fields when
+# a binary is a wrapper that configures one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 A="$1"; B="$2"; ROUNDS="${3:-3}"
@@ -87,7 +89,8 @@ for label in A B; do
     t="${TOKEN[$label]}"
     post "$t" organization_create '{"name": "bench-org"}'
     post "$t" group_create '{"name": "bench-group"}'
-    post "$t" package_create '{"name": "bench-dataset", "title": "Bench dataset", "notes": "A dataset for the benchmark.", "owner_org": "bench-org", "groups": [{"name": "bench-group"}], "tags": [{"name": "one"}, {"name": "two"}, {"name": "three"}, {"name": "four"}, {"name": "five"}], "resources": [{"url": "http://example.org/a.csv", "format": "CSV"}, {"url": "http://example.org/b.json", "format": "JSON"}, {"url": "http://example.org/c.xlsx", "format": "XLSX"}]}'
+    extra="AB_EXTRA_$label"; extra="${!extra:-}"; [[ -z "$extra" ]] || extra=", $extra"
+    post "$t" package_create '{"name": "bench-dataset", "title": "Bench dataset", "notes": "A dataset for the benchmark.", "owner_org": "bench-org", "groups": [{"name": "bench-group"}], "tags": [{"name": "one"}, {"name": "two"}, {"name": "three"}, {"name": "four"}, {"name": "five"}], "resources": [{"url": "http://example.org/a.csv", "format": "CSV"}, {"url": "http://example.org/b.json", "format": "JSON"}, {"url": "http://example.org/c.xlsx", "format": "XLSX"}]'"$extra"'}'
     for i in $(seq 1 "$SEED"); do
         post "$t" package_create "{\"name\": \"seed-$i\", \"title\": \"Open data set $i\", \"notes\": \"Seeded dataset $i about open data\", \"owner_org\": \"bench-org\", \"tags\": [{\"name\": \"tag$((i % 7))\"}], \"resources\": [{\"url\": \"http://example.org/$i.csv\", \"format\": \"$([[ $((i % 2)) == 0 ]] && echo CSV || echo JSON)\"}]}"
     done
@@ -113,7 +116,8 @@ for round in $(seq 1 "$ROUNDS"); do
                     for _ in 1 2 3; do curl -sf -o /dev/null "$SEARCH"; done
                     out="$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency "$SEARCH")" ;;
                 create)
-                    out="$(BENCH_TOKEN="${TOKEN[$label]}" BENCH_ORG=bench-org BENCH_RUN="r$round${label,,}" \
+                    extra="AB_EXTRA_$label"
+                    out="$(BENCH_TOKEN="${TOKEN[$label]}" BENCH_ORG=bench-org BENCH_RUN="r$round${label,,}" BENCH_EXTRA="${!extra:-}" \
                         wrk -t"$THREADS" -c16 -d"$DURATION" --latency -s bench/package_create.lua "$API/package_create")" ;;
                 datastore)
                     ds="$API/datastore_search?resource_id=${RID[$label]}&filters=%7B%22kind%22%3A%22k3%22%7D&sort=value%20desc&limit=20"

@@ -16,6 +16,9 @@ function init(args)
   token = os.getenv("BENCH_TOKEN") or ""
   org = os.getenv("BENCH_ORG") or "bench-org"
   run = os.getenv("BENCH_RUN") or "run"
+  -- More members of the dataset dict (`"contact": [...], ...`), e.g. a schema file's fields.
+  extra = os.getenv("BENCH_EXTRA") or ""
+  if extra ~= "" then extra = ", " .. extra end
   created = 0
   failed = 0
 end
@@ -26,8 +29,8 @@ function request()
   local body = string.format(
     '{"name": "%s", "title": "Benchmark dataset %s", "owner_org": "%s", ' ..
     '"notes": "Created by bench/run.sh", "tags": [{"name": "bench"}, {"name": "load"}], ' ..
-    '"resources": [{"name": "data", "url": "https://example.org/%s.csv", "format": "CSV"}]}',
-    name, name, org, name)
+    '"resources": [{"name": "data", "url": "https://example.org/%s.csv", "format": "CSV"}]%s}',
+    name, name, org, name, extra)
   return wrk.format("POST", nil, {
     ["Authorization"] = token,
     ["Content-Type"] = "application/json",

@@ -91,6 +91,22 @@ enum SchemingCommand {
         #[arg(required = true)]
         files: Vec<String>,
     },
+    /// Validate a dataset dict (a JSON file, as `package_create` takes it) against a dataset
+    /// schema file, without starting anything: prints the dict as it would be stored, or the
+    /// error as the API answers it (exit code 1). `--repeat N` validates N times and prints the
+    /// time per validation to stderr (a benchmark).
+    Validate {
+        /// The schema file (a path or a built-in `module:file` name).
+        #[arg(long)]
+        schema: String,
+        /// The dataset dict.
+        dataset: PathBuf,
+        /// Validate as an update rather than a create.
+        #[arg(long)]
+        update: bool,
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
+    },
 }
 
 #[derive(Subcommand)]
@@ -278,6 +294,56 @@ async fn run_plugin(
     command.run(&cx, args).await
 }
 
+/// `catalog scheming …`: schema files checked and datasets validated without starting
+/// anything (no store, no index).
+fn scheming(globals: &Globals, command: &SchemingCommand) -> anyhow::Result<()> {
+    let config = Config::load(globals.config.as_deref())?;
+    let settings = catalog_plugin_scheming::Settings::from_config(&config);
+    let (ok, lines) = match command {
+        SchemingCommand::Check { files } => {
+            match catalog_plugin_scheming::check_files(files, &settings) {
+                Ok(lines) => (true, lines),
+                Err(lines) => (false, lines),
+            }
+        }
+        SchemingCommand::Validate {
+            schema,
+            dataset,
+            update,
+            repeat,
+        } => {
+            let text = std::fs::read_to_string(dataset)?;
+            let dict: serde_json::Value = serde_json::from_str(&text)?;
+            let op = if *update {
+                catalog_framework::prelude::SchemaOp::Update
+            } else {
+                catalog_framework::prelude::SchemaOp::Create
+            };
+            let v = catalog_plugin_scheming::validate_file(
+                schema, &settings, &config, &dict, op, *repeat,
+            )
+            .map_err(anyhow::Error::msg)?;
+            if *repeat > 1 {
+                eprintln!(
+                    "{repeat} validations: {:.1} µs each (mean)",
+                    v.elapsed.as_secs_f64() * 1e6 / f64::from(*repeat)
+                );
+            }
+            let ok = v.result.is_ok();
+            let out = match v.result {
+                Ok(d) => serde_json::to_string_pretty(&d)?,
+                Err(e) => serde_json::to_string_pretty(&e)?,
+            };
+            (ok, vec![out])
+        }
+    };
+    lines.iter().for_each(|l| println!("{l}"));
+    if !ok {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
 async fn app(globals: &Globals, serving: bool) -> anyhow::Result<AppState> {
     let config = Config::load(globals.config.as_deref())?;
     std::fs::create_dir_all(&globals.data_dir)?;
@@ -296,22 +362,8 @@ async fn app(globals: &Globals, serving: bool) -> anyhow::Result<AppState> {
 }
 
 async fn run(globals: Globals, command: Command) -> anyhow::Result<()> {
-    if let Command::Scheming {
-        command: SchemingCommand::Check { files },
-    } = &command
-    {
-        let config = Config::load(globals.config.as_deref())?;
-        let settings = catalog_plugin_scheming::Settings::from_config(&config);
-        return match catalog_plugin_scheming::check_files(files, &settings) {
-            Ok(lines) => {
-                lines.iter().for_each(|l| println!("{l}"));
-                Ok(())
-            }
-            Err(lines) => {
-                lines.iter().for_each(|l| println!("{l}"));
-                std::process::exit(1)
-            }
-        };
+    if let Command::Scheming { command } = &command {
+        return scheming(&globals, command);
     }
     let app = app(&globals, matches!(command, Command::Serve { .. })).await?;
     match command {

@@ -177,6 +177,55 @@ pub fn check_files(files: &[String], settings: &Settings) -> Result<Vec<String>,
     }
 }
 
+/// What [`validate_file`] found: the stored dict or the error object, and the time the
+/// validations took.
+pub struct Validated {
+    pub result: Result<Value, Value>,
+    pub elapsed: std::time::Duration,
+}
+
+/// `catalog scheming validate`: validates `dict` against the dataset schema in `schema_file`
+/// `repeat` times (as a sysadmin's write would be), timing only the validations.
+pub fn validate_file(
+    schema_file: &str,
+    settings: &Settings,
+    config: &Config,
+    dict: &Value,
+    op: SchemaOp,
+    repeat: u32,
+) -> Result<Validated, String> {
+    let library = validators::Library::linked().map_err(|e| format!("{e:#}"))?;
+    let presets = Presets::load(&settings.presets)?;
+    let loader = Loader {
+        presets: &presets,
+        library: &library,
+        extra_keys: &settings.extra_field_keys,
+    };
+    let schema = Arc::new(loader.load(schema_file, Kind::Dataset)?);
+    let Some(input) = dict.as_object() else {
+        return Err("the dataset must be a JSON object".into());
+    };
+    let dataset = dataset::SchemingDataset { schema };
+    let ctx = SchemaContext {
+        op,
+        is_sysadmin: true,
+        config,
+    };
+    let started = std::time::Instant::now();
+    let mut last = Err(Value::Null);
+    for _ in 0..repeat.max(1) {
+        let mut data = input.clone();
+        last = match dataset.validate(&mut data, &ctx) {
+            Ok(()) => Ok(Value::Object(data)),
+            Err(e) => Err(e.to_error_object()),
+        };
+    }
+    Ok(Validated {
+        result: last,
+        elapsed: started.elapsed(),
+    })
+}
+
 const ACTIONS: &[&str] = &[
     "scheming_dataset_schema_list",
     "scheming_dataset_schema_show",

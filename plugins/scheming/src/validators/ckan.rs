@@ -277,7 +277,15 @@ fn deferred(_: &Build<'_>) -> Result<Arc<dyn Validator>, String> {
 register_scheming_validator!("name_validator", deferred);
 register_scheming_validator!("package_name_validator", deferred);
 register_scheming_validator!("group_name_validator", deferred);
-register_scheming_validator!("owner_org_validator", deferred);
+// `owner_org_validator`: no organization ends the chain (core's action decides whether a
+// dataset may have none, `catalog.auth.create_unowned_dataset`, with CKAN's message).
+register_scheming_validator!("owner_org_validator", |_| Ok(validator(|slot| {
+    if slot.is_missing() || slot.get().as_str() == Some("") {
+        slot.value = None;
+        return Flow::Stop;
+    }
+    Flow::Next
+})));
 register_scheming_validator!("package_id_not_changed", deferred);
 register_scheming_validator!("tag_string_convert", deferred);
 register_scheming_validator!("if_empty_guess_format", deferred);

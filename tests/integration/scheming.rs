@@ -540,4 +540,309 @@ fn scheming_check_checks_files_without_starting_anything() {
         )
     );
     assert!(!dir.path().join("data").exists(), "nothing was started");
+
+    // `scheming validate`: the error object the API would answer, exit code 1.
+    let dataset = dir.path().join("dataset.json");
+    std::fs::write(&dataset, r#"{"name": "a-dataset", "notes": "n", "owner_org": "o", "issued": "2024-13-45", "contact": [{"name": "x"}]}"#).unwrap();
+    let validate = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_catalog"))
+            .args([
+                "--config",
+                config.to_str().unwrap(),
+                "scheming",
+                "validate",
+                "--schema",
+            ])
+            .arg("ckanext.dcat.schemas:dcat_ap_full.yaml")
+            .args(extra)
+            .arg(&dataset)
+            .output()
+            .unwrap()
+    };
+    let out = validate(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    let e: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(e["__type"], "Validation Error");
+    assert_eq!(
+        e["issued"],
+        json!(["Date format incorrect. Supported formats are YYYY, YYYY-MM, YYYY-MM-DD and YYYY-MM-DDTHH:MM:SS"])
+    );
+    std::fs::write(&dataset, r#"{"name": "a-dataset", "notes": "n", "owner_org": "o", "issued": "2024-05", "contact": [{"name": "x"}]}"#).unwrap();
+    let out = validate(&["--repeat", "3"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let d: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(d["contact"], json!([{"name": "x"}]));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("3 validations:"));
+}
+
+/// ckanext-scheming's own `test_validation.py`, the cases that apply over the API, against
+/// schemas of the same fields as its test schemas (ours, written here).
+const CAMEL_SCHEMA: &str = r#"
+scheming_version: 2
+dataset_type: test-schema
+dataset_fields:
+- {field_name: title, label: Title, preset: title}
+- {field_name: name, label: URL, preset: dataset_slug}
+- {field_name: humps, label: Humps, validators: ignore_missing int_validator}
+- field_name: category
+  label: Category
+  preset: select
+  choices:
+  - {value: bactrian, label: Bactrian Camel}
+  - {value: hybrid, label: Hybrid Camel}
+  - {value: f2hybrid, label: F2 Hybrid Camel}
+  - {value: snowwhite, label: Snow-white Dromedary}
+  - {value: black, label: Black Camel}
+- {field_name: a_relevant_date, label: A relevant date, preset: date}
+- {field_name: a_json_field, label: A JSON field, preset: json_object}
+resource_fields:
+- {field_name: url, label: URL, preset: resource_url_upload}
+- {field_name: camels_in_photo, label: Camels, validators: ignore_missing int_validator}
+- {field_name: date, label: Date, preset: date}
+- {field_name: a_resource_json_field, label: JSON, preset: json_object}
+"#;
+
+const SUBFIELDS_SCHEMA: &str = r#"
+dataset_type: test-subfields
+dataset_fields:
+- {field_name: title, label: Title, preset: title, required: true}
+- {field_name: name, label: URL, preset: dataset_slug}
+- field_name: citation
+  label: Citation
+  repeating_subfields:
+  - {field_name: originator, label: Originator, preset: multiple_text, required: true}
+  - {field_name: publication_date, label: Publication Date, preset: date}
+- field_name: contact_address
+  label: Contact Address
+  repeating_subfields:
+  - {field_name: address, label: Address, required: true}
+  - {field_name: city, label: City}
+resource_fields:
+- {field_name: url, label: URL, preset: resource_url_upload}
+- field_name: schedule
+  label: Schedule
+  repeating_subfields:
+  - field_name: impact
+    label: Impact
+    preset: select
+    required: true
+    choices: [{value: A, label: All}, {value: P, label: Partial}, {value: C, label: Corrections}]
+  - field_name: frequency
+    label: Frequency
+    preset: select
+    choices: [{value: 1d, label: Daily}, {value: 7d, label: Weekly}, {value: 1m, label: Monthly}]
+"#;
+
+/// A `package_create` dict of dataset type `t` named `name`, with `extra`'s members.
+fn typed(t: &str, name: &str, extra: Value) -> Value {
+    let mut p = json!({"type": t, "name": name});
+    if let (Some(p), Value::Object(extra)) = (p.as_object_mut(), extra) {
+        p.extend(extra);
+    }
+    p
+}
+
+#[tokio::test]
+async fn ckanext_schemings_validation_tests_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let camel = dir.path().join("test_schema.yaml");
+    let subfields = dir.path().join("test_subfields.yaml");
+    std::fs::write(&camel, CAMEL_SCHEMA).unwrap();
+    std::fs::write(&subfields, SUBFIELDS_SCHEMA).unwrap();
+    for kind in stores().await {
+        let app = TestApp::start_with(kind, |config| {
+            config.catalog.auth.create_unowned_dataset = true;
+            config.catalog.other.insert(
+                "scheming".into(),
+                json!({"dataset_schemas": [camel.to_str().unwrap(), subfields.to_str().unwrap()]}),
+            );
+        })
+        .await;
+        let create = |name: &str, extra: Value| typed("test-schema", name, extra);
+        // TestChoices
+        let e = app
+            .err(
+                Some(&app.admin),
+                "package_create",
+                create("fred_choices1", json!({"category": "rocker"})),
+            )
+            .await;
+        assert_eq!(
+            e["category"],
+            json!([
+                "Value must be one of ['bactrian', 'hybrid', 'f2hybrid', 'snowwhite', 'black']"
+            ])
+        );
+        let d = app
+            .ok(
+                "package_create",
+                create("fred_choices2", json!({"category": "f2hybrid"})),
+            )
+            .await;
+        assert_eq!(d["category"], "f2hybrid");
+        // TestDates
+        for (i, bad) in ["31/11/2014", "31/11/abcd", "this-is-not-a-date"]
+            .iter()
+            .enumerate()
+        {
+            let e = app
+                .err(
+                    Some(&app.admin),
+                    "package_create",
+                    create(&format!("fred_date{i}"), json!({"a_relevant_date": bad})),
+                )
+                .await;
+            assert_eq!(
+                e["a_relevant_date"],
+                json!(["Date format incorrect"]),
+                "{bad}"
+            );
+        }
+        let d = app
+            .ok(
+                "package_create",
+                create("fred_date4", json!({"a_relevant_date": "2014-01-01"})),
+            )
+            .await;
+        assert_eq!(d["a_relevant_date"], "2014-01-01");
+        app.ok(
+            "package_create",
+            create("derf_date", json!({"resources": [{"url": "http://example.com/camel.txt", "camels_in_photo": 2, "date": "2015-01-01"}]})),
+        )
+        .await;
+        // TestJSONValidators: valid, dataset and resource
+        for (i, v) in [json!("{\"a\": 1, \"b\": 2}"), json!({"a": 1, "b": 2})]
+            .into_iter()
+            .enumerate()
+        {
+            let d = app
+                .ok(
+                    "package_create",
+                    create(&format!("bob_json_{i}"), json!({"a_json_field": v.clone()})),
+                )
+                .await;
+            assert_eq!(d["a_json_field"], json!({"a": 1, "b": 2}));
+            let d = app
+                .ok(
+                    "package_create",
+                    create(&format!("bob_json_r{i}"), json!({"resources": [{"url": "http://example.com/data.csv", "a_resource_json_field": v}]})),
+                )
+                .await;
+            assert_eq!(
+                d["resources"][0]["a_resource_json_field"],
+                json!({"a": 1, "b": 2})
+            );
+        }
+        // TestJSONValidators: invalid
+        let bad = |v: Value| create("bob_json_bad", json!({"a_json_field": v}));
+        let e = app
+            .err(Some(&app.admin), "package_create", bad(json!("not-json")))
+            .await;
+        assert!(
+            e["a_json_field"][0]
+                .as_str()
+                .unwrap()
+                .starts_with("Invalid JSON string:"),
+            "{e}"
+        );
+        for v in ["22", "true", "false", "null", "[1,2,3]"] {
+            let e = app
+                .err(Some(&app.admin), "package_create", bad(json!(v)))
+                .await;
+            assert!(
+                e["a_json_field"][0]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Unsupported value for JSON field"),
+                "{v}: {e}"
+            );
+        }
+        for v in [json!(true), json!(23), json!([1, 2, 3])] {
+            let e = app
+                .err(Some(&app.admin), "package_create", bad(v.clone()))
+                .await;
+            assert!(
+                e["a_json_field"][0]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Unsupported type for JSON field"),
+                "{v}: {e}"
+            );
+        }
+        // TestSubfieldDatasetValid / Invalid
+        let sub = |name: &str, extra: Value| typed("test-subfields", name, extra);
+        let d = app
+            .ok(
+                "package_create",
+                sub("a_sf_1", json!({"citation": [{"originator": ["mei"], "publication_date": "2021-01-01"}, {"originator": ["ahmed"]}],
+                                     "contact_address": [{"address": "anyplace"}]})),
+            )
+            .await;
+        assert_eq!(
+            d["citation"],
+            json!([{"originator": ["mei"], "publication_date": "2021-01-01"}, {"originator": ["ahmed"]}])
+        );
+        assert_eq!(d["contact_address"], json!([{"address": "anyplace"}]));
+        let d = app
+            .ok(
+                "package_create",
+                sub("a_sf_2", json!({"citation": [], "contact_address": []})),
+            )
+            .await;
+        assert!(
+            d.get("citation").is_none() && d.get("contact_address").is_none(),
+            "{d}"
+        );
+        let e = app
+            .err(
+                Some(&app.admin),
+                "package_create",
+                sub("b_sf_1", json!({"citation": [{"publication_date": "2021-01-01"}, {"originator": ["ahmed"]}]})),
+            )
+            .await;
+        assert_eq!(e["citation"][0]["originator"], json!(["Missing value"]));
+        let e = app
+            .err(
+                Some(&app.admin),
+                "package_create",
+                sub("b_sf_2", json!({"citation": [{"originator": ["mei"], "publication_date": "yesterday"}, {"originator": ["ahmed"]}]})),
+            )
+            .await;
+        assert_eq!(
+            e["citation"][0]["publication_date"],
+            json!(["Date format incorrect"])
+        );
+        // TestSubfieldResourceValid / Invalid
+        let d = app
+            .ok(
+                "package_create",
+                sub("c_sf_1", json!({"resources": [{"url": "http://example.com/data.csv",
+                    "schedule": [{"impact": "A", "frequency": "1m"}, {"impact": "P", "frequency": "7d"}]}]})),
+            )
+            .await;
+        assert_eq!(
+            d["resources"][0]["schedule"],
+            json!([{"impact": "A", "frequency": "1m"}, {"impact": "P", "frequency": "7d"}])
+        );
+        let e = app
+            .err(
+                Some(&app.admin),
+                "package_create",
+                sub("c_sf_2", json!({"resources": [{"url": "http://example.com/data.csv",
+                    "schedule": [{"impact": "Q", "frequency": "1m"}, {"impact": "P", "frequency": "7d"}]}]})),
+            )
+            .await;
+        assert!(
+            e["resources"][0]["schedule"][0]["impact"][0]
+                .as_str()
+                .unwrap()
+                .starts_with("Value must be one of"),
+            "{e}"
+        );
+    }
 }

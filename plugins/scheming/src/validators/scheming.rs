@@ -245,7 +245,16 @@ register_scheming_validator!("scheming_isodatetime_tz", |b| Ok(iso_datetime(
 fn identity(_: &Build<'_>) -> Result<Arc<dyn Validator>, String> {
     Ok(validator(|_| Flow::Next))
 }
-register_scheming_validator!("convert_to_json_if_date", identity);
+// `convert_to_json_if_date`: a date and time (what `isodate` leaves) becomes its date.
+register_scheming_validator!("convert_to_json_if_date", |_| Ok(on_value(|v| Ok(
+    match v {
+        Value::String(s) => match catalog_framework::store::time::parse_iso(&s) {
+            Some(t) => json!(t.date().format("%Y-%m-%d").to_string()),
+            None => Value::String(s),
+        },
+        other => other,
+    }
+))));
 register_scheming_validator!("convert_to_json_if_datetime", identity);
 
 register_scheming_validator!("scheming_valid_json_object", |_| Ok(validator(|slot| {

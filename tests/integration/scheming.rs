@@ -846,3 +846,54 @@ async fn ckanext_schemings_validation_tests_pass() {
         );
     }
 }
+
+#[tokio::test]
+async fn group_and_organization_schemas_are_served() {
+    for kind in stores().await {
+        let app = TestApp::start_with(kind, |config| {
+            config.catalog.other.insert(
+                "scheming".into(),
+                json!({
+                    "group_schemas": "ckanext.scheming:group_with_bookface.json",
+                    "organization_schemas": "ckanext.scheming:custom_org_with_address.json ckanext.dcat.schemas:publisher_organization.yaml",
+                }),
+            );
+        })
+        .await;
+        let groups = app
+            .call(None, "scheming_group_schema_list", json!({}))
+            .await
+            .unwrap();
+        assert_eq!(groups, json!(["group"]));
+        let orgs = app
+            .call(None, "scheming_organization_schema_list", json!({}))
+            .await
+            .unwrap();
+        assert_eq!(
+            orgs,
+            json!(["publisher", "organization"]),
+            "configured order"
+        );
+        let g = app
+            .call(None, "scheming_group_schema_show", json!({"type": "group"}))
+            .await
+            .unwrap();
+        assert_eq!(g["group_type"], "group");
+        assert!(g["fields"].as_array().is_some_and(|f| !f.is_empty()));
+        let o = app
+            .call(
+                None,
+                "scheming_organization_schema_show",
+                json!({"type": "organization"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(o["fields"][0]["field_name"], "title");
+        // No dataset schema: the dataset list is empty and `dataset` keeps the default schema.
+        let d = app
+            .call(None, "scheming_dataset_schema_list", json!({}))
+            .await
+            .unwrap();
+        assert_eq!(d, json!([]));
+    }
+}

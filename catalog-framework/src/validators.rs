@@ -35,33 +35,7 @@ pub const STRING_FIELDS: &[&str] = &[
     "type",
 ];
 
-/// Every top-level key the schema knows; anything else is dropped.
-pub const SCHEMA_FIELDS: &[&str] = &[
-    "id",
-    "name",
-    "title",
-    "author",
-    "author_email",
-    "maintainer",
-    "maintainer_email",
-    "license_id",
-    "notes",
-    "url",
-    "version",
-    "state",
-    "type",
-    "owner_org",
-    "private",
-    "tags",
-    "tag_string",
-    "extras",
-    "resources",
-    "groups",
-    "plugin_data",
-    "metadata_modified",
-    "metadata_created",
-    "creator_user_id",
-];
+pub use crate::store::model::SCHEMA_FIELDS;
 
 /// Resource columns; any other resource key is a resource extra.
 pub const RESOURCE_COLUMNS: &[&str] = &[

@@ -6,6 +6,8 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
+use catalog_store::model::{COMPUTED_KEYS, SCHEMA_FIELDS};
+
 use super::fields::{copied_to_text, is_declared, kind, FieldKind};
 use super::query::parse_instant;
 
@@ -38,30 +40,11 @@ const HANDLED: &[&str] = &[
     "metadata_modified",
 ];
 
-/// Keys of CKAN's own dataset dict: never a schema file's field, so never mirrored into
-/// `extras_<name>`.
-const CORE_KEYS: &[&str] = &[
-    "id",
-    "name",
-    "title",
-    "author",
-    "author_email",
-    "maintainer",
-    "maintainer_email",
-    "license_id",
-    "license_title",
-    "license_url",
-    "notes",
-    "url",
-    "version",
-    "state",
-    "owner_org",
-    "num_resources",
-    "num_tags",
-    "creator_user_id",
-    "isopen",
-    "plugin_data",
-];
+/// Whether a top-level key is CKAN's own (a schema field or one `package_show` computes):
+/// never a schema file's field, so never mirrored into `extras_<name>`.
+fn is_core_key(key: &str) -> bool {
+    SCHEMA_FIELDS.contains(&key) || COMPUTED_KEYS.contains(&key)
+}
 
 impl IndexDocument {
     /// Builds the document. `labels` are the dataset's permission labels.
@@ -156,7 +139,7 @@ impl IndexDocument {
             }
             // A schema file's field that no extra holds: indexed as CKAN indexes the extra it
             // would be there (`extras_<name>`, full text), beside its exact-string field.
-            if !is_declared(k) && !CORE_KEYS.contains(&k.as_str()) {
+            if !is_declared(k) && !is_core_key(k) {
                 match v {
                     Value::String(s) if !s.is_empty() => doc.push(&format!("extras_{k}"), s),
                     Value::Number(n) => doc.push(&format!("extras_{k}"), &n.to_string()),
@@ -216,7 +199,7 @@ impl IndexDocument {
     /// ckanext-dcat indexes them, each scalar subfield's values joined by spaces in
     /// `extras_<name>__<subfield>` (nested objects are left out, as there).
     fn push_list(&mut self, key: &str, items: &[Value]) {
-        if is_declared(key) || CORE_KEYS.contains(&key) {
+        if is_declared(key) || is_core_key(key) {
             return;
         }
         let mut flattened: Vec<(String, String)> = Vec::new();

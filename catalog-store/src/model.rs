@@ -72,6 +72,47 @@ impl<'de> serde::Deserialize<'de> for PluginList {
     }
 }
 
+/// The top-level keys of CKAN's dataset schema: what the default schema keeps (anything else
+/// is dropped), what a schema file's field never is, what the search index never mirrors.
+pub const SCHEMA_FIELDS: &[&str] = &[
+    "id",
+    "name",
+    "title",
+    "author",
+    "author_email",
+    "maintainer",
+    "maintainer_email",
+    "license_id",
+    "notes",
+    "url",
+    "version",
+    "state",
+    "type",
+    "owner_org",
+    "private",
+    "tags",
+    "tag_string",
+    "extras",
+    "resources",
+    "groups",
+    "plugin_data",
+    "metadata_modified",
+    "metadata_created",
+    "creator_user_id",
+];
+
+/// Keys `package_show` computes; never stored from input.
+pub const COMPUTED_KEYS: &[&str] = &[
+    "num_resources",
+    "num_tags",
+    "organization",
+    "isopen",
+    "license_title",
+    "license_url",
+    "relationships_as_object",
+    "relationships_as_subject",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

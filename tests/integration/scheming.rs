@@ -330,7 +330,20 @@ async fn validation_failures_give_ckans_error_dicts_and_change_nothing() {
                 json!({"name": "sch-e-many", "notes": "n", "owner_org": org_id, "contact": many}),
             )
             .await;
-        assert_eq!(e.to_error_object()["__type"], "Validation Error");
+        assert_eq!(
+            e.to_error_object()["contact"],
+            json!(["Must hold at most 10000 items"])
+        );
+        let e = app
+            .err(
+                Some(&app.admin),
+                "package_create",
+                json!({"name": "sch-e-nul", "notes": "n", "owner_org": org_id,
+                       "contact": [{"name": "a\u{0}b"}], "theme": ["x\u{0}"]}),
+            )
+            .await;
+        assert_eq!(e["__type"], "Validation Error", "{e}");
+        assert!(e["contact"].is_array() && e["theme"].is_array(), "{e}");
         let e = app
             .fail(
                 Some(&app.admin),
@@ -503,6 +516,19 @@ fn scheming_check_checks_files_without_starting_anything() {
         "dataset_type: t\ndataset_fields:\n- field_name: a\n  preset: selct\n",
     )
     .unwrap();
+    // The book's example schema (book/src/operator-guide/schema-files.md).
+    let book = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/book/src/operator-guide/schema-files.md"
+    ))
+    .unwrap();
+    let example = book
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("the book's schema example");
+    let book_schema = dir.path().join("sensor.yaml");
+    std::fs::write(&book_schema, example).unwrap();
     let config = dir.path().join("catalog.toml");
     std::fs::write(
         &config,
@@ -519,6 +545,7 @@ fn scheming_check_checks_files_without_starting_anything() {
             "ckanext.scheming:org_with_dept_id.json",
         ])
         .arg(&bad)
+        .arg(&book_schema)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -537,6 +564,13 @@ fn scheming_check_checks_files_without_starting_anything() {
         format!(
             "{}: line 4: field \"a\": preset 'selct' not defined",
             bad.display()
+        )
+    );
+    assert_eq!(
+        lines[3],
+        format!(
+            "{}: ok (dataset type `sensor_dataset`, 7 fields, 1 resource fields)",
+            book_schema.display()
         )
     );
     assert!(!dir.path().join("data").exists(), "nothing was started");

@@ -59,7 +59,7 @@ fn check_shapes(
                     return Err(ValidationBuilder::default()
                         .field(
                             &f.name,
-                            format!("Too many items: at most {max_items} are allowed"),
+                            catalog_framework::params::too_many_items(max_items),
                         )
                         .build());
                 }

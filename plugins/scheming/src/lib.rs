@@ -107,68 +107,60 @@ impl Scheming {
     }
 }
 
+/// What the command-line checks load schemas with, outside a running app: every linked
+/// validator and the configured presets.
+struct Offline {
+    library: validators::Library,
+    presets: Presets,
+}
+
+impl Offline {
+    fn new(settings: &Settings) -> Result<Offline, String> {
+        Ok(Offline {
+            library: validators::Library::linked().map_err(|e| format!("{e:#}"))?,
+            presets: Presets::load(&settings.presets)?,
+        })
+    }
+
+    fn loader<'a>(&'a self, settings: &'a Settings) -> Loader<'a> {
+        Loader {
+            presets: &self.presets,
+            library: &self.library,
+            extra_keys: &settings.extra_field_keys,
+        }
+    }
+}
+
 /// `catalog scheming check FILE…`: checks each file as start-up would (its kind read from its
-/// type key, or a presets file by its `presets` list) without starting anything. One line per
-/// file: `FILE: ok (…)`, or the error; `Err` when any file is bad.
+/// keys, a presets file by its `presets` list) without starting anything. One line per file:
+/// `FILE: ok (…)`, or the error; `Err` when any file is bad.
 pub fn check_files(files: &[String], settings: &Settings) -> Result<Vec<String>, Vec<String>> {
-    let library = match validators::Library::linked() {
-        Ok(l) => l,
-        Err(e) => return Err(vec![format!("{e:#}")]),
-    };
-    let presets = match Presets::load(&settings.presets) {
-        Ok(p) => p,
-        Err(e) => return Err(vec![e]),
-    };
-    let loader = Loader {
-        presets: &presets,
-        library: &library,
-        extra_keys: &settings.extra_field_keys,
-    };
+    let offline = Offline::new(settings).map_err(|e| vec![e])?;
+    let loader = offline.loader(settings);
     let mut lines = Vec::new();
     let mut bad = false;
     for file in files {
-        let line = match schema::read_source(file) {
-            Err(e) => Err(e),
-            Ok((_, doc)) if doc.value.get("presets").is_some() => {
-                Presets::load(std::slice::from_ref(file)).map(|_| format!("{file}: ok (presets)"))
+        let line = schema::read_source(file).and_then(|(source, doc)| {
+            if doc.value.get("presets").is_some() {
+                return Presets::load(std::slice::from_ref(file))
+                    .map(|_| format!("{file}: ok (presets)"));
             }
-            Ok((_, doc)) => {
-                let kind = if doc.value.get("group_type").is_some() {
-                    Kind::Group
-                } else if doc.value.get("organization_type").is_some()
-                    || doc.value.get("dataset_fields").is_none()
-                        && doc.value.get("fields").is_some()
-                {
-                    Kind::Organization
-                } else {
-                    Kind::Dataset
-                };
-                loader.load(file, kind).map(|s| {
-                    format!(
-                        "{file}: ok ({} type `{}`, {} fields{})",
-                        match kind {
-                            Kind::Dataset => "dataset",
-                            Kind::Group => "group",
-                            Kind::Organization => "organization",
-                        },
-                        s.type_name,
-                        s.fields.len(),
-                        if kind == Kind::Dataset {
-                            format!(", {} resource fields", s.resource_fields.len())
-                        } else {
-                            String::new()
-                        }
-                    )
-                })
-            }
-        };
-        match line {
-            Ok(l) => lines.push(l),
-            Err(e) => {
-                bad = true;
-                lines.push(e);
-            }
-        }
+            let kind = Kind::of(&doc.value);
+            let s = loader.load_document(source, &doc, kind)?;
+            let resources = if kind == Kind::Dataset {
+                format!(", {} resource fields", s.resource_fields.len())
+            } else {
+                String::new()
+            };
+            Ok(format!(
+                "{file}: ok ({} type `{}`, {} fields{resources})",
+                kind.name(),
+                s.type_name,
+                s.fields.len()
+            ))
+        });
+        bad |= line.is_err();
+        lines.push(line.unwrap_or_else(|e| e));
     }
     if bad {
         Err(lines)
@@ -194,14 +186,8 @@ pub fn validate_file(
     op: SchemaOp,
     repeat: u32,
 ) -> Result<Validated, String> {
-    let library = validators::Library::linked().map_err(|e| format!("{e:#}"))?;
-    let presets = Presets::load(&settings.presets)?;
-    let loader = Loader {
-        presets: &presets,
-        library: &library,
-        extra_keys: &settings.extra_field_keys,
-    };
-    let schema = Arc::new(loader.load(schema_file, Kind::Dataset)?);
+    let offline = Offline::new(settings)?;
+    let schema = Arc::new(offline.loader(settings).load(schema_file, Kind::Dataset)?);
     let Some(input) = dict.as_object() else {
         return Err("the dataset must be a JSON object".into());
     };

@@ -25,6 +25,28 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The kind a file describes, read from its keys: a type key, else `dataset_fields`
+    /// (a dataset), else `fields` (an organization: a group schema names its `group_type`).
+    pub fn of(doc: &Value) -> Kind {
+        if doc.get("group_type").is_some() {
+            Kind::Group
+        } else if doc.get("organization_type").is_some()
+            || doc.get("dataset_fields").is_none() && doc.get("fields").is_some()
+        {
+            Kind::Organization
+        } else {
+            Kind::Dataset
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Dataset => "dataset",
+            Kind::Group => "group",
+            Kind::Organization => "organization",
+        }
+    }
+
     /// The key that names the type in the file (`dataset_type` …).
     pub fn type_key(self) -> &'static str {
         match self {
@@ -246,10 +268,20 @@ impl Loader<'_> {
     /// Reads and checks one schema file of `kind`.
     pub fn load(&self, name: &str, kind: Kind) -> Result<Schema, String> {
         let (source, doc) = read_source(name)?;
+        self.load_document(source, &doc, kind)
+    }
+
+    /// Checks one schema file already read (`source` names it in errors).
+    pub fn load_document(
+        &self,
+        source: String,
+        doc: &Document,
+        kind: Kind,
+    ) -> Result<Schema, String> {
         let Some(raw) = doc.value.as_object().cloned() else {
             return Err(at(
                 &source,
-                &doc,
+                doc,
                 "",
                 None,
                 "a schema file must be a mapping",
@@ -259,7 +291,7 @@ impl Loader<'_> {
             if !TOP_KEYS.contains(&k.as_str()) {
                 return Err(at(
                     &source,
-                    &doc,
+                    doc,
                     &format!("/{k}"),
                     None,
                     &format!("unknown key {k:?}"),
@@ -274,7 +306,7 @@ impl Loader<'_> {
             _ => {
                 return Err(at(
                     &source,
-                    &doc,
+                    doc,
                     "",
                     None,
                     &format!("`{}` is missing", kind.type_key()),
@@ -294,7 +326,7 @@ impl Loader<'_> {
                 Some(_) => {
                     return Err(at(
                         &source,
-                        &doc,
+                        doc,
                         &format!("/{list}"),
                         None,
                         &format!("`{list}` must be a list"),
@@ -303,7 +335,7 @@ impl Loader<'_> {
             };
             let cx = FieldCx {
                 source: &source,
-                doc: &doc,
+                doc,
                 schema: &raw,
             };
             let (defs, fields) = self.fields(&cx, &format!("/{list}"), &items, 0)?;
@@ -317,7 +349,7 @@ impl Loader<'_> {
                 Some(spec) => self
                     .library
                     .chain(spec, &Map::new(), &raw)
-                    .map_err(|e| at(&source, &doc, &format!("/{key}"), None, &e)),
+                    .map_err(|e| at(&source, doc, &format!("/{key}"), None, &e)),
                 None => Ok(Vec::new()),
             }
         };
@@ -546,14 +578,7 @@ mod tests {
             if doc.value.get("presets").is_some() {
                 continue;
             }
-            let kind = if doc.value.get("group_type").is_some() {
-                Kind::Group
-            } else if doc.value.get("dataset_fields").is_some() {
-                Kind::Dataset
-            } else {
-                Kind::Organization
-            };
-            match loader.load(name, kind) {
+            match loader.load(name, Kind::of(&doc.value)) {
                 Ok(_) => {}
                 Err(e) if name.contains("multilingual") => {
                     assert!(e.contains("preset 'fluent_"), "{name}: {e}")

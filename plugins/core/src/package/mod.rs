@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use catalog_framework::authz;
 use catalog_framework::prelude::*;
+use catalog_framework::store::model::COMPUTED_KEYS;
 use catalog_framework::store::time::now_iso;
 use catalog_framework::store::{self, PackageRow};
 
@@ -618,18 +619,6 @@ fn schema_validate(
         },
     )
 }
-
-/// Keys `package_show` computes; never stored from input.
-const COMPUTED_KEYS: &[&str] = &[
-    "num_resources",
-    "num_tags",
-    "organization",
-    "isopen",
-    "license_title",
-    "license_url",
-    "relationships_as_object",
-    "relationships_as_subject",
-];
 
 /// Stores the top-level fields a custom dataset schema kept beyond CKAN's own (the default
 /// schema drops unknown keys, so this only matters for plugin schemas); on update, a custom

@@ -271,12 +271,12 @@ register_scheming_validator!("json_object", |_| Ok(on_value(|v| match v {
 
 /// Validators whose check core makes for every dataset (see the module's doc): the value
 /// passes on unchanged here.
-fn deferred(_: &Build<'_>) -> Result<Arc<dyn Validator>, String> {
+pub fn pass_on(_: &Build<'_>) -> Result<Arc<dyn Validator>, String> {
     Ok(validator(|_| Flow::Next))
 }
-register_scheming_validator!("name_validator", deferred);
-register_scheming_validator!("package_name_validator", deferred);
-register_scheming_validator!("group_name_validator", deferred);
+register_scheming_validator!("name_validator", pass_on);
+register_scheming_validator!("package_name_validator", pass_on);
+register_scheming_validator!("group_name_validator", pass_on);
 // `owner_org_validator`: no organization ends the chain (core's action decides whether a
 // dataset may have none, `catalog.auth.create_unowned_dataset`, with CKAN's message).
 register_scheming_validator!("owner_org_validator", |_| Ok(validator(|slot| {
@@ -286,12 +286,12 @@ register_scheming_validator!("owner_org_validator", |_| Ok(validator(|slot| {
     }
     Flow::Next
 })));
-register_scheming_validator!("package_id_not_changed", deferred);
-register_scheming_validator!("tag_string_convert", deferred);
-register_scheming_validator!("if_empty_guess_format", deferred);
-register_scheming_validator!("clean_format", deferred);
-register_scheming_validator!("keep_extras", deferred);
-register_scheming_validator!("free_tags_only", deferred);
+register_scheming_validator!("package_id_not_changed", pass_on);
+register_scheming_validator!("tag_string_convert", pass_on);
+register_scheming_validator!("if_empty_guess_format", pass_on);
+register_scheming_validator!("clean_format", pass_on);
+register_scheming_validator!("keep_extras", pass_on);
+register_scheming_validator!("free_tags_only", pass_on);
 
 #[cfg(test)]
 mod tests {

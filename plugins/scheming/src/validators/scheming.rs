@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use catalog_framework::prelude::*;
 
-use super::{on_value, validator, Build, Flow, Slot, Validator};
+use super::{on_value, validator, Flow, Slot, Validator};
 use crate::register_scheming_validator;
 
 /// Whether a field marked required is required for this write: always, unless the schema says
@@ -65,7 +65,7 @@ register_scheming_validator!("scheming_choices", |b| {
     match choice_values(b.field) {
         Some(values) => Ok(super::ckan::one_of(values)),
         // Choices from a helper are not known here: any value passes (docs/NOT-BUILT.md).
-        None => Ok(validator(|_| Flow::Next)),
+        None => super::ckan::pass_on(b),
     }
 });
 
@@ -241,10 +241,6 @@ register_scheming_validator!("scheming_isodatetime_tz", |b| Ok(iso_datetime(
     true
 )));
 
-/// Dates are kept as ISO text here, so CKAN's converters from Python dates pass text on.
-fn identity(_: &Build<'_>) -> Result<Arc<dyn Validator>, String> {
-    Ok(validator(|_| Flow::Next))
-}
 // `convert_to_json_if_date`: a date and time (what `isodate` leaves) becomes its date.
 register_scheming_validator!("convert_to_json_if_date", |_| Ok(on_value(|v| Ok(
     match v {
@@ -255,7 +251,9 @@ register_scheming_validator!("convert_to_json_if_date", |_| Ok(on_value(|v| Ok(
         other => other,
     }
 ))));
-register_scheming_validator!("convert_to_json_if_datetime", identity);
+
+// Dates are kept as ISO text here, so CKAN's converter from Python datetimes passes text on.
+register_scheming_validator!("convert_to_json_if_datetime", super::ckan::pass_on);
 
 register_scheming_validator!("scheming_valid_json_object", |_| Ok(validator(|slot| {
     if !slot.is_truthy() {
